@@ -1,0 +1,34 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import { koaBody } from 'koa-body';
+import type { AppContext, AppDeps, AppState } from './context.js';
+import { errorsAndLogging } from './middleware/errors.js';
+import { mountRoutes } from './http/route.js';
+import { tokenRateLimit } from './middleware/rate-limit.js';
+import { idempotency } from './middleware/idempotency.js';
+import { webRoutes } from './routes.js';
+
+/**
+ * Builds the web service (DESIGN.md §3): error/logging middleware, JSON body parsing, the route
+ * table of api/routes.ts. Never listens; server.ts and the tests call app.callback().
+ * @returns the Koa app and its router (the OpenAPI test reads router.stack)
+ */
+export function createApp(deps: AppDeps): { app: Koa<AppState>; router: Router } {
+  const app = new Koa<AppState>();
+  app.proxy = process.env.TRUST_PROXY === '1';
+  app.context.deps = deps;
+  app.silent = true; // errors are logged by errorsAndLogging, never printed by Koa
+  app.use(errorsAndLogging() as unknown as Koa.Middleware<AppState>);
+  app.use(koaBody({ jsonLimit: '1mb', formLimit: '1mb', multipart: false, text: false, urlencoded: true, onError: (err) => { throw Object.assign(err, { status: 400, expose: true }); } }));
+  const router = new Router();
+  const rl = deps.config.rateLimit ?? { points: 600, durationSeconds: 60 };
+  mountRoutes(router, webRoutes, {
+    rateLimit: tokenRateLimit(deps.redis, { points: rl.points, durationSeconds: rl.durationSeconds }),
+    idempotency: idempotency(),
+  });
+  app.use(router.routes() as unknown as Koa.Middleware<AppState>);
+  app.use(router.allowedMethods() as unknown as Koa.Middleware<AppState>);
+  return { app, router };
+}
+
+export type { AppContext };

@@ -1,0 +1,54 @@
+import type { Knex } from 'knex';
+import type { Redis } from 'ioredis';
+import type Koa from 'koa';
+import type { Logger } from '../lib/logger.js';
+import type { TenantScope } from '../db/tenant-scope.js';
+import type { Queues } from '../jobs/queues.js';
+
+/** What createApp needs; server.ts builds it, tests build their own. Nothing here connects at import. */
+export interface AppDeps {
+  knex: Knex;
+  redis: Redis;
+  logger: Logger;
+  /** Producer side of the job queues (enableOfflineQueue: false). */
+  queues: Queues;
+  config: {
+    publicBaseUrl: string;
+    /** Per-token rate limit of the external API (default 600 a minute). */
+    rateLimit?: { points: number; durationSeconds: number };
+    /** Secure cookies (true behind https). */
+    secureCookies?: boolean;
+  };
+}
+
+/** The active tenant as the middleware loads it. */
+export interface TenantInfo { id: number; slug: string; name: string; demo_mode: boolean; modules: string[]; settings: Record<string, unknown> }
+
+/** The authenticated caller. */
+export interface AuthInfo {
+  kind: 'integration' | 'login' | 'board';
+  tokenId: number;
+  userId: number | null;
+  tenantId: number | null;
+  /** Integration tokens: read | read_write. */
+  access: 'read' | 'read_write' | null;
+  abilities: string[];
+  /** Login tokens: the user's role names and permission names. */
+  roles: string[];
+  permissions: string[];
+  isPlatformAdmin: boolean;
+  expiresAt: Date | null;
+}
+
+/** ctx.state after the route's middleware ran. */
+export interface AppState {
+  requestId: string;
+  auth?: AuthInfo;
+  tenant?: TenantInfo;
+  scope?: TenantScope;
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: Record<string, unknown>;
+}
+
+export type AppContext = Koa.ParameterizedContext<AppState> & { deps: AppDeps };

@@ -1,0 +1,137 @@
+import type { Next } from 'koa';
+import { bearer, parseToken, type TokenKind } from '../../lib/token.js';
+import { tokenMatches } from '../../lib/token.js';
+import { Forbidden, Unauthenticated } from '../errors.js';
+import { TenantScope } from '../../db/tenant-scope.js';
+import type { AppContext, AuthInfo, TenantInfo } from '../context.js';
+
+/** Who may call a route (DESIGN.md §5). */
+export type AuthKind = 'public' | 'integration' | 'login' | 'platform';
+
+interface TokenRow {
+  id: number; type: string; tenant_id: number | null; user_id: number | null; token_hash: Buffer; access: string | null;
+  abilities: string[]; last_used_at: Date | null; expires_at: Date | null;
+}
+
+/**
+ * Looks a parsed token up: one query by primary key that also checks type, revocation and expiry;
+ * then a constant-time hash comparison.
+ * @returns the row, or null when unknown, of another type, revoked, expired or not matching
+ */
+export async function findActiveToken(ctx: AppContext, raw: string, type: TokenKind): Promise<TokenRow | null> {
+  const parsed = parseToken(raw);
+  if (!parsed || parsed.kind !== type) return null;
+  const row: TokenRow | undefined = await ctx.deps.knex('auth_tokens')
+    .select('id', 'type', 'tenant_id', 'user_id', 'token_hash', 'access', 'abilities', 'last_used_at', 'expires_at')
+    .where({ id: parsed.id, type })
+    .whereNull('revoked_at')
+    .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', ctx.deps.knex.fn.now()))
+    .first();
+  if (!row || !tokenMatches(raw, row.token_hash)) return null;
+  return row;
+}
+
+/** Writes last_used_at at most once a minute per token (fire and forget; a failure is logged). */
+export function touchToken(ctx: AppContext, row: TokenRow): void {
+  if (row.last_used_at && Date.now() - new Date(row.last_used_at).getTime() < 60_000) return;
+  ctx.deps.knex('auth_tokens').where({ id: row.id })
+    .where((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', ctx.deps.knex.raw(`now() - interval '1 minute'`)))
+    .update({ last_used_at: ctx.deps.knex.fn.now() })
+    .catch((err: unknown) => ctx.deps.logger.warn({ err, token_id: row.id }, 'last_used_at update failed'));
+}
+
+async function loadTenant(ctx: AppContext, id: number): Promise<TenantInfo | null> {
+  const t = await ctx.deps.knex('tenants').select('id', 'slug', 'name', 'demo_mode', 'modules', 'settings').where({ id }).first();
+  return t ?? null;
+}
+
+/** Tenant id named in an integration token's abilities (`tenant:{id}`), or null. */
+export function tenantFromAbilities(abilities: string[]): number | null {
+  for (const a of abilities) {
+    const m = /^tenant:(\d+)$/.exec(a);
+    if (m) return Number(m[1]);
+  }
+  return null;
+}
+
+/**
+ * Loads a user's roles and permissions. Super Admin holds every permission.
+ * @returns role names and permission names (sorted)
+ */
+export async function rolesAndPermissions(ctx: { deps: { knex: AppContext['deps']['knex'] } }, userId: number): Promise<{ roles: string[]; permissions: string[] }> {
+  const rows: { role: string; permission: string | null }[] = await ctx.deps.knex('user_roles as ur')
+    .join('roles as r', 'r.id', 'ur.role_id')
+    .leftJoin('role_permissions as rp', 'rp.role_id', 'r.id')
+    .leftJoin('permissions as p', 'p.id', 'rp.permission_id')
+    .where('ur.user_id', userId)
+    .select('r.name as role', 'p.name as permission');
+  const roles = [...new Set(rows.map((r) => r.role))].sort();
+  let permissions = [...new Set(rows.map((r) => r.permission).filter((p): p is string => !!p))];
+  if (roles.includes('Super Admin')) permissions = (await ctx.deps.knex('permissions').pluck('name')) as string[];
+  return { roles, permissions: permissions.sort() };
+}
+
+/**
+ * Koa middleware authenticating the caller for a route of the given kind. Sets ctx.state.auth, and
+ * for tenant callers ctx.state.tenant and ctx.state.scope.
+ * - integration: an integration token (document 1); its tenant from abilities (403 when none).
+ * - login: an admin login token of a tenant user (document 2, DESIGN.md §5).
+ * - platform: a login token of a platform admin.
+ * @throws Unauthenticated (401) for anything wrong with the token; Forbidden (403) for a token without tenant
+ */
+export function authenticate(kind: AuthKind) {
+  return async (ctx: AppContext, next: Next): Promise<void> => {
+    if (kind === 'public') return next();
+    const raw = bearer(ctx.get('authorization'));
+    if (!raw) throw new Unauthenticated();
+    const row = await findActiveToken(ctx, raw, kind === 'integration' ? 'integration' : 'login');
+    if (!row) throw new Unauthenticated();
+    const abilities = Array.isArray(row.abilities) ? row.abilities : [];
+    const auth: AuthInfo = {
+      kind: kind === 'integration' ? 'integration' : 'login', tokenId: Number(row.id), userId: row.user_id, tenantId: null,
+      access: (row.access as AuthInfo['access']) ?? null, abilities, roles: [], permissions: [], isPlatformAdmin: false,
+      expiresAt: row.expires_at,
+    };
+    if (kind === 'integration') {
+      auth.tenantId = tenantFromAbilities(abilities);
+      if (auth.tenantId === null || auth.tenantId !== row.tenant_id) throw new Forbidden('This token has no tenant.');
+    } else {
+      const user = row.user_id ? await ctx.deps.knex('users').select('id', 'tenant_id', 'is_platform_admin').where({ id: row.user_id }).first() : null;
+      if (!user) throw new Unauthenticated();
+      auth.tenantId = user.tenant_id;
+      auth.isPlatformAdmin = user.is_platform_admin;
+      Object.assign(auth, await rolesAndPermissions(ctx, user.id));
+      if (kind === 'platform' && !auth.isPlatformAdmin) throw new Forbidden('A platform admin is required.');
+    }
+    if (auth.tenantId !== null) {
+      const tenant = await loadTenant(ctx, auth.tenantId);
+      if (!tenant) throw new Forbidden('This token has no tenant.');
+      ctx.state.tenant = tenant;
+      ctx.state.scope = new TenantScope(ctx.deps.knex, tenant.id);
+    }
+    ctx.state.auth = auth;
+    touchToken(ctx, row);
+    return next();
+  };
+}
+
+/**
+ * Guards on the authenticated caller, applied after authenticate().
+ * - access 'write': integration token must be read_write (403 otherwise).
+ * - permission: login user must hold it (403 otherwise).
+ * - tenant: login routes that need an active tenant (403 for users without one).
+ */
+export function authorize(opts: { access?: 'read' | 'write'; permission?: string; tenant?: boolean }) {
+  return async (ctx: AppContext, next: Next): Promise<void> => {
+    const auth = ctx.state.auth;
+    if (!auth) return next();
+    if (opts.access === 'write' && auth.kind === 'integration' && auth.access !== 'read_write') {
+      throw new Forbidden('This token is read-only; use a read_write token for writes.');
+    }
+    if (opts.permission && auth.kind === 'login' && !auth.permissions.includes(opts.permission)) {
+      throw new Forbidden(`Missing permission ${opts.permission}.`);
+    }
+    if (opts.tenant && !ctx.state.tenant) throw new Forbidden('This action needs a tenant user.');
+    return next();
+  };
+}

@@ -1,0 +1,16 @@
+import type { RouteDef } from './http/route.js';
+import { authRoutes } from './auth/routes.js';
+import { tokenRoutes } from './tokens/routes.js';
+import { externalRoutes } from './external/routes.js';
+import { ticketRoutes } from './tickets/routes.js';
+
+/**
+ * The web service's route table, in documentation order: document 1's endpoints and the login
+ * endpoints first, then every admin module. The Koa router and /openapi.json are both built from it.
+ */
+export const webRoutes: RouteDef[] = [
+  ...externalRoutes,
+  ...authRoutes,
+  ...tokenRoutes,
+  ...ticketRoutes,
+];

@@ -1,0 +1,14 @@
+import { Model } from 'objection';
+import { Permission } from './permission.js';
+
+/** Row of `roles` (issue 2 data model). Platform-level table. */
+export class Role extends Model {
+  static tableName = 'roles';
+  id!: number;
+  tenant_id!: number | null;
+  name!: string;
+
+  static relationMappings = () => ({
+    permissions: { relation: Model.ManyToManyRelation, modelClass: Permission, join: { from: 'roles.id', through: { from: 'role_permissions.role_id', to: 'role_permissions.permission_id' }, to: 'permissions.id' } },
+  });
+}

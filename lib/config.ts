@@ -1,0 +1,96 @@
+/**
+ * Process configuration from the environment (12-factor), validated once at start.
+ * DESIGN.md §1: PORT, MAIL_PORT, PUBLIC_BASE_URL, MAIL_BASE_URL, DATABASE_URL, REDIS_URL, APP_KEY,
+ * WORKER_QUEUES, LOG_LEVEL. A malformed value stops the process with a message naming it.
+ */
+
+export interface Config {
+  /** Web service port (default 3000). */
+  port: number;
+  /** Mailbox API port (default 3001). */
+  mailPort: number;
+  /** Origin the web service announces, e.g. http://127.0.0.1:3000 */
+  publicBaseUrl: string;
+  /** Origin the Mailbox API announces. */
+  mailBaseUrl: string;
+  /** postgres:// URL; undefined means "use the embedded default" (bin/dev.ts fills it in). */
+  databaseUrl?: string;
+  /** redis:// URL; undefined means "use the embedded default". */
+  redisUrl?: string;
+  /** 32-byte key for AES-256-GCM encryption at rest (base64 or 64 hex chars in the environment). */
+  appKey?: Buffer;
+  /** Queue names the worker process runs; empty = all. */
+  workerQueues: string[];
+  /** pino level. */
+  logLevel: string;
+}
+
+/** Thrown when an environment variable is malformed; the message names the variable. */
+export class ConfigError extends Error {}
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function port(env: NodeJS.ProcessEnv, name: string, def: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`${name} must be a TCP port (0-65535), got "${raw}"`);
+  return n;
+}
+
+function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let u: URL;
+  try { u = new URL(raw); } catch { throw new ConfigError(`${name} must be a URL (${protocols.join(' or ')})`); }
+  if (!protocols.includes(u.protocol)) throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${u.protocol}`);
+  return raw;
+}
+
+/**
+ * Parses an APP_KEY value: 64 hex characters or base64 (optionally prefixed "base64:") of 32 bytes.
+ * @throws ConfigError when it does not decode to exactly 32 bytes.
+ */
+export function parseAppKey(raw: string): Buffer {
+  let key: Buffer;
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) key = Buffer.from(raw, 'hex');
+  else key = Buffer.from(raw.replace(/^base64:/, ''), 'base64');
+  if (key.length !== 32) throw new ConfigError('APP_KEY must be 32 bytes, given as 64 hex characters or base64');
+  return key;
+}
+
+/**
+ * Reads and validates the configuration.
+ * @param env defaults to process.env
+ * @throws ConfigError naming the first malformed variable
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const p = port(env, 'PORT', 3000);
+  const mp = port(env, 'MAIL_PORT', 3001);
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LEVELS.join(', ')}`);
+  return {
+    port: p,
+    mailPort: mp,
+    publicBaseUrl: (url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${p}`).replace(/\/$/, ''),
+    mailBaseUrl: (url(env, 'MAIL_BASE_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${mp}`).replace(/\/$/, ''),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    appKey: env.APP_KEY ? parseAppKey(env.APP_KEY) : undefined,
+    workerQueues: (env.WORKER_QUEUES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    logLevel,
+  };
+}
+
+/**
+ * Like loadConfig but also requires DATABASE_URL, REDIS_URL and APP_KEY (the server processes
+ * started by the Procfile need them; bin/dev.ts sets them for the embedded default).
+ * @throws ConfigError naming the missing variable
+ */
+export function loadServerConfig(env: NodeJS.ProcessEnv = process.env): Required<Pick<Config, 'databaseUrl' | 'redisUrl' | 'appKey'>> & Config {
+  const c = loadConfig(env);
+  for (const [k, v] of [['DATABASE_URL', c.databaseUrl], ['REDIS_URL', c.redisUrl], ['APP_KEY', c.appKey]] as const) {
+    if (!v) throw new ConfigError(`${k} is required`);
+  }
+  return c as Required<Pick<Config, 'databaseUrl' | 'redisUrl' | 'appKey'>> & Config;
+}
