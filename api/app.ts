@@ -7,6 +7,9 @@ import { mountRoutes } from './http/route.js';
 import { tokenRateLimit } from './middleware/rate-limit.js';
 import { idempotency } from './middleware/idempotency.js';
 import { webRoutes } from './routes.js';
+import { mountDocs } from './docs/routes.js';
+import { webApiInfo, webTagDescriptions } from './docs/info.js';
+import { boardRoutes } from './board/routes.js';
 
 /**
  * Builds the web service (DESIGN.md §3): error/logging middleware, JSON body parsing, the route
@@ -20,12 +23,16 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; router: Router }
   app.silent = true; // errors are logged by errorsAndLogging, never printed by Koa
   app.use(errorsAndLogging() as unknown as Koa.Middleware<AppState>);
   app.use(koaBody({ jsonLimit: '1mb', formLimit: '1mb', multipart: false, text: false, urlencoded: true, onError: (err) => { throw Object.assign(err, { status: 400, expose: true }); } }));
+  // bull-board at /admin/queues behind the platform-admin sign-in (/admin/login); browser pages, not in the route table
+  app.use(boardRoutes(deps));
   const router = new Router();
   const rl = deps.config.rateLimit ?? { points: 600, durationSeconds: 60 };
   mountRoutes(router, webRoutes, {
     rateLimit: tokenRateLimit(deps.redis, { points: rl.points, durationSeconds: rl.durationSeconds }),
     idempotency: idempotency(),
   });
+  // /openapi.json and /docs, built from the same route table (DESIGN.md §4)
+  mountDocs(router, { routes: webRoutes, info: webApiInfo(deps.config.publicBaseUrl), options: { tagDescriptions: webTagDescriptions } });
   app.use(router.routes() as unknown as Koa.Middleware<AppState>);
   app.use(router.allowedMethods() as unknown as Koa.Middleware<AppState>);
   return { app, router };

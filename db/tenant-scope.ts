@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import type { Model, ModelClass, QueryBuilder } from 'objection';
 
 /** Tables whose rows carry tenant_id (DESIGN.md §5). */
-export type TenantTable = 'packages' | 'customers' | 'invoices' | 'tickets' | 'olts' | 'onus' | 'idempotency_keys' | 'tenant_counters';
+export type TenantTable = 'packages' | 'customers' | 'invoices' | 'tickets' | 'olts' | 'onus' | 'idempotency_keys' | 'tenant_counters'
+  | 'customer_status_counts';
 
 /**
  * The only door to tenant-scoped rows: every query built through it is filtered by tenant_id, and

@@ -1,4 +1,4 @@
-import { Queue, type ConnectionOptions, type DefaultJobOptions } from 'bullmq';
+import { Queue, type ConnectionOptions, type DefaultJobOptions, type JobSchedulerTemplateOptions, type RepeatOptions } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 
 /**
@@ -40,8 +40,10 @@ export function createQueues(redisUrl: string, opts: { prefix?: string; offlineQ
   let conn: Redis | null = null;
   const queues = new Map<QueueName, Queue>();
   const connection = (): ConnectionOptions => {
-    conn ??= new Redis(redisUrl, producerRedisOptions(opts.offlineQueue ?? false));
-    conn.on('error', () => { /* reported by the failing call */ });
+    if (!conn) {
+      conn = new Redis(redisUrl, producerRedisOptions(opts.offlineQueue ?? false));
+      conn.on('error', () => { /* reported by the failing call */ });
+    }
     return conn;
   };
   return {
@@ -71,4 +73,54 @@ export function producerRedisOptions(offlineQueue: boolean): RedisOptions {
 /** ioredis options for workers (BullMQ requires maxRetriesPerRequest: null). */
 export function workerRedisOptions(): RedisOptions {
   return { maxRetriesPerRequest: null };
+}
+
+/** True when `name` is one of QUEUE_NAMES. */
+export function isQueueName(name: string): name is QueueName {
+  return (QUEUE_NAMES as readonly string[]).includes(name);
+}
+
+/**
+ * The names in `names` that are not queues (WORKER_QUEUES validation).
+ * @returns the unknown names, in the given order (empty when all are known)
+ */
+export function unknownQueueNames(names: readonly string[]): string[] {
+  return names.filter((n) => !isQueueName(n));
+}
+
+/**
+ * Builds a fixed job id from parts (DESIGN.md §3: ids dedupe enqueues; BullMQ reserves ':' and
+ * treats all-digit ids as its own counters).
+ * @param parts pieces joined with '-', e.g. ('dns', 42) -> "dns-42"
+ * @throws Error when the result contains ':' or is all digits (a programming error)
+ */
+export function safeJobId(...parts: (string | number)[]): string {
+  const id = parts.map(String).join('-');
+  if (!id || id.includes(':') || /^\d+$/.test(id)) throw new Error(`Invalid job id "${id}": no ':' and not all digits`);
+  return id;
+}
+
+/**
+ * The part of a BullMQ Job a processor uses. Real Jobs satisfy it; tests pass a fake with spies.
+ * updateProgress takes a percentage (0..100) or an object; log appends one line shown in bull-board.
+ */
+export interface JobLike<D> {
+  id?: string;
+  name: string;
+  data: D;
+  updateProgress(progress: number | object): Promise<void>;
+  log(line: string): Promise<number>;
+}
+
+/**
+ * A job scheduler (a cron) the worker registers with `queue.upsertJobScheduler` when it starts
+ * (DESIGN.md §1). Upserting by `id` is idempotent: restarting workers never duplicates it.
+ */
+export interface JobSchedulerDef {
+  /** Scheduler id (stable across deploys; changing the repeat options updates it in place). */
+  id: string;
+  /** Either `pattern` (cron, with tz) or `every` (ms). Never BullMQ 5's `repeat` job option. */
+  repeat: Omit<RepeatOptions, 'key'>;
+  /** Name, data and options of the jobs the scheduler produces. */
+  template: { name: string; data?: Record<string, unknown>; opts?: JobSchedulerTemplateOptions };
 }

@@ -23,6 +23,8 @@ export interface Config {
   workerQueues: string[];
   /** pino level. */
   logLevel: string;
+  /** Per-token request limit of the external API per minute (EXTERNAL_RATE_LIMIT, default 600). */
+  externalRateLimit: number;
 }
 
 /** Thrown when an environment variable is malformed; the message names the variable. */
@@ -35,6 +37,14 @@ function port(env: NodeJS.ProcessEnv, name: string, def: number): number {
   if (raw === undefined || raw === '') return def;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`${name} must be a TCP port (0-65535), got "${raw}"`);
+  return n;
+}
+
+function positiveInt(env: NodeJS.ProcessEnv, name: string, def: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
   return n;
 }
 
@@ -79,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appKey: env.APP_KEY ? parseAppKey(env.APP_KEY) : undefined,
     workerQueues: (env.WORKER_QUEUES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     logLevel,
+    externalRateLimit: positiveInt(env, 'EXTERNAL_RATE_LIMIT', 600),
   };
 }
 

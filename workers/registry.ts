@@ -1,0 +1,30 @@
+import type { Processor } from 'bullmq';
+import type { JobSchedulerDef, QueueName } from '../jobs/queues.js';
+import * as invoiceOverdue from '../jobs/invoice-overdue.js';
+import * as ticketSla from '../jobs/ticket-sla.js';
+import * as mailboxCreate from '../jobs/mailbox-create.js';
+
+/**
+ * How the worker process runs one queue (DESIGN.md §1, §3).
+ * - processor: an in-process function `(job, token, signal) => result`, or a file path / URL of a
+ *   sandboxed processor (workers/sandboxed/) for CPU-heavy or subprocess work.
+ * - concurrency: jobs of this queue run in parallel per worker process (default 1).
+ * - scheduler: the queue's cron, upserted when the worker starts (idempotent).
+ */
+export interface QueueRegistration {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  processor: Processor<any, any> | string | URL;
+  concurrency?: number;
+  scheduler?: JobSchedulerDef;
+}
+
+/**
+ * Queue name -> how to run it. A module adds its queue with one line here. A queue of QUEUE_NAMES
+ * without an entry (e.g. `mailbox-create` until the Mailbox API module registers its processor) is
+ * skipped by the worker with a log line, not an error.
+ */
+export const registry: Partial<Record<QueueName, QueueRegistration>> = {
+  'invoice-overdue': { processor: invoiceOverdue.process, concurrency: 1, scheduler: invoiceOverdue.scheduler },
+  'ticket-sla': { processor: ticketSla.process, concurrency: 1, scheduler: ticketSla.scheduler },
+  'mailbox-create': { processor: mailboxCreate.process, concurrency: 5 },
+};
