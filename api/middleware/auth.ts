@@ -11,6 +11,7 @@ export type AuthKind = 'public' | 'integration' | 'login' | 'platform';
 interface TokenRow {
   id: number; type: string; tenant_id: number | null; user_id: number | null; token_hash: Buffer; access: string | null;
   abilities: string[]; last_used_at: Date | null; expires_at: Date | null;
+  tenant_slug: string | null; tenant_name: string | null; tenant_demo_mode: boolean | null; tenant_modules: string[] | null; tenant_settings: Record<string, unknown> | null;
 }
 
 /**
@@ -21,11 +22,14 @@ interface TokenRow {
 export async function findActiveToken(ctx: AppContext, raw: string, type: TokenKind): Promise<TokenRow | null> {
   const parsed = parseToken(raw);
   if (!parsed || parsed.kind !== type) return null;
-  const row: TokenRow | undefined = await ctx.deps.knex('auth_tokens')
-    .select('id', 'type', 'tenant_id', 'user_id', 'token_hash', 'access', 'abilities', 'last_used_at', 'expires_at')
-    .where({ id: parsed.id, type })
-    .whereNull('revoked_at')
-    .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', ctx.deps.knex.fn.now()))
+  // One round trip: the token (type, revocation and expiry checked in the query) and its tenant.
+  const row: TokenRow | undefined = await ctx.deps.knex('auth_tokens as t')
+    .leftJoin('tenants as tn', 'tn.id', 't.tenant_id')
+    .select('t.id', 't.type', 't.tenant_id', 't.user_id', 't.token_hash', 't.access', 't.abilities', 't.last_used_at', 't.expires_at',
+      'tn.slug as tenant_slug', 'tn.name as tenant_name', 'tn.demo_mode as tenant_demo_mode', 'tn.modules as tenant_modules', 'tn.settings as tenant_settings')
+    .where({ 't.id': parsed.id, 't.type': type })
+    .whereNull('t.revoked_at')
+    .where((q) => q.whereNull('t.expires_at').orWhere('t.expires_at', '>', ctx.deps.knex.fn.now()))
     .first();
   if (!row || !tokenMatches(raw, row.token_hash)) return null;
   return row;
@@ -104,7 +108,9 @@ export function authenticate(kind: AuthKind) {
       if (kind === 'platform' && !auth.isPlatformAdmin) throw new Forbidden('A platform admin is required.');
     }
     if (auth.tenantId !== null) {
-      const tenant = await loadTenant(ctx, auth.tenantId);
+      const tenant = auth.tenantId === row.tenant_id && row.tenant_slug !== null
+        ? { id: row.tenant_id, slug: row.tenant_slug, name: row.tenant_name!, demo_mode: !!row.tenant_demo_mode, modules: row.tenant_modules ?? [], settings: row.tenant_settings ?? {} }
+        : await loadTenant(ctx, auth.tenantId);
       if (!tenant) throw new Forbidden('This token has no tenant.');
       ctx.state.tenant = tenant;
       ctx.state.scope = new TenantScope(ctx.deps.knex, tenant.id);

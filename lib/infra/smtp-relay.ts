@@ -23,7 +23,7 @@ export interface SmtpRefusal { code: number; message: string }
 export interface SmtpRelay {
   host: '127.0.0.1';
   port: number;
-  /** messages accepted and delivered since start */
+  /** messages accepted since start (each delivered to its local recipients) */
   readonly delivered: number;
   /** recipients accepted and dropped since start (nonLocal 'discard') */
   readonly discarded: number;

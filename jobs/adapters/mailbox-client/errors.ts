@@ -27,8 +27,8 @@ export class EmailNotFoundError extends Error {
 }
 
 /**
- * Removes every occurrence of the password (plain, URI-encoded, and inside base64 SASL PLAIN
- * blobs is avoided by never quoting commands) from a text, and bounds its length.
+ * Makes a server text safe to quote: every occurrence of the secret (plain, URI-encoded and
+ * base64) becomes `[redacted]`, line breaks become spaces, and the result is cut at `max` characters.
  */
 export function scrubSecret(text: string, secret: string | undefined, max = 300): string {
   let out = String(text ?? '');

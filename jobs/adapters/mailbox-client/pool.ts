@@ -56,7 +56,8 @@ export function imapOptions(c: MailboxCredentials, timeoutMs: number): Construct
     host: ep.host, port: ep.port,
     secure: ep.security === 'ssl',
     doSTARTTLS: ep.security === 'starttls' ? true : ep.security === 'none' ? false : undefined,
-    auth: { user: c.email, pass: c.password },
+    // IMAP LOGIN: one round trip (imapflow's AUTHENTICATE PLAIN waits for a continuation first)
+    auth: { user: c.email, pass: c.password, loginMethod: 'LOGIN' },
     logger: false,
     disableAutoIdle: true,
     // no ENABLE CONDSTORE/UTF8 round trip: the client uses neither mod-sequences nor UTF8=ACCEPT
