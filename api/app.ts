@@ -11,6 +11,9 @@ import { mountDocs } from './docs/routes.js';
 import { webApiInfo, webTagDescriptions } from './docs/info.js';
 import { boardRoutes } from './board/routes.js';
 
+/** The methods koa-body parses a body for (its default parsedMethods). */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
 /**
  * Builds the web service (DESIGN.md §3): error/logging middleware, JSON body parsing, the route
  * table of api/routes.ts. Never listens; server.ts and the tests call app.callback().
@@ -22,7 +25,10 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; router: Router }
   app.context.deps = deps;
   app.silent = true; // errors are logged by errorsAndLogging, never printed by Koa
   app.use(errorsAndLogging() as unknown as Koa.Middleware<AppState>);
-  app.use(koaBody({ jsonLimit: '1mb', formLimit: '1mb', multipart: false, text: false, urlencoded: true, onError: (err) => { throw Object.assign(err, { status: 400, expose: true }); } }));
+  // Body parse errors keep their status: malformed JSON (400) -> 422 VALIDATION_FAILED, too large (413) -> 413 PAYLOAD_TOO_LARGE (api/middleware/errors.ts)
+  const parseBody = koaBody({ jsonLimit: '1mb', formLimit: '1mb', multipart: false, text: false, urlencoded: true, onError: (err) => { throw Object.assign(err, { status: (err as { status?: number }).status ?? 400, expose: true }); } });
+  // koa-body parses POST, PUT and PATCH only; other methods skip its content-type checks entirely
+  app.use((ctx, next) => (BODY_METHODS.has(ctx.method) ? parseBody(ctx, next) : next()));
   // bull-board at /admin/queues behind the platform-admin sign-in (/admin/login); browser pages, not in the route table
   app.use(boardRoutes(deps));
   const router = new Router();
@@ -38,4 +44,5 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; router: Router }
   return { app, router };
 }
 
+/** Re-exported for route modules that import from the app. */
 export type { AppContext };

@@ -16,6 +16,8 @@ export interface AppDeps {
     publicBaseUrl: string;
     /** Per-token rate limit of the external API (default 600 a minute). */
     rateLimit?: { points: number; durationSeconds: number };
+    /** Failed-login throttle of POST /api/auth/login (default 10 per IP + e-mail per 15 minutes). */
+    loginThrottle?: import('../lib/login-throttle.js').LoginThrottleOptions;
     /** Secure cookies (true behind https). */
     secureCookies?: boolean;
   };
@@ -51,4 +53,5 @@ export interface AppState {
   body: Record<string, unknown>;
 }
 
+/** The Koa context of the web service: typed ctx.state plus ctx.deps (AppDeps). */
 export type AppContext = Koa.ParameterizedContext<AppState> & { deps: AppDeps };

@@ -1,34 +1,48 @@
 /**
  * Baseline servers for bench/external-list.ts: bare node:http + pg over the same customers table,
- * no framework, no auth. MODE=a: the page of 100 rows by an index scan, no count (the limit).
- * MODE=b: the naive way, the same plus count(*) and OFFSET. Same joins and row shape as the API.
+ * no framework, no auth, no rate limit, no log line, no read shape (rows go out as pg returns
+ * them). MODE=a: the page by an index scan, no count (the limit). MODE=b: the naive way, the same
+ * plus count(*), with OFFSET.
+ *
+ * The page statement does the same SQL work as the app's first page (api/external/customer-list.ts):
+ * the same select list (CUSTOMER_COLUMNS) and joins (package of the same tenant, the newest active
+ * ONU by CUSTOMER_ONU_JOIN), newest first, and like the app it runs as a named prepared statement
+ * with a literal LIMIT, so PostgreSQL keeps a generic plan. The only SQL the app runs on top is its
+ * token lookup and the counters subquery for `total`.
  */
 import http from 'node:http';
 import pg from 'pg';
+import { CUSTOMER_COLUMNS, CUSTOMER_ONU_JOIN } from '../api/external/shapes.js';
 
 const mode = process.env.MODE ?? 'a';
 const tenantId = Number(process.env.TENANT_ID);
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 
-const COLS = `c.id, c.code, c.name, c.email, c.phone, c.status, c.service_type, c.customer_tier, c.address, c.latitude, c.longitude,
-  c.billing_cycle, c.billing_day, c.mac_address, c.created_at, c.updated_at, p.id AS package_id, p.name AS package_name,
-  o.id AS onu_id, o.serial_number AS onu_serial, o.status AS onu_status`;
+function pageSql(byStatus: boolean, limit: number, offset: number): string {
+  return `SELECT ${CUSTOMER_COLUMNS.join(', ')}
+FROM customers c
+LEFT JOIN packages p ON p.id = c.package_id AND p.tenant_id = c.tenant_id
+${CUSTOMER_ONU_JOIN}
+WHERE c.tenant_id = $1${byStatus ? ' AND c.status = $2' : ''}
+ORDER BY c.created_at DESC, c.id DESC
+LIMIT ${limit} OFFSET ${offset}`;
+}
 
 const server = http.createServer(async (req, res) => {
   try {
     const u = new URL(req.url ?? '/', 'http://x');
-    const page = Math.max(1, Number(u.searchParams.get('page') ?? 1));
-    const perPage = Math.min(100, Math.max(1, Number(u.searchParams.get('per_page') ?? 15)));
+    const page = Math.max(1, Math.floor(Number(u.searchParams.get('page') ?? 1)) || 1);
+    const perPage = Math.min(100, Math.max(1, Math.floor(Number(u.searchParams.get('per_page') ?? 15)) || 15));
     const status = u.searchParams.get('status');
-    const params: unknown[] = [tenantId];
-    let where = 'c.tenant_id = $1';
-    if (status) { params.push(status); where += ` AND c.status = $${params.length}`; }
-    const sql = `SELECT ${COLS} FROM customers c LEFT JOIN packages p ON p.id = c.package_id
-      LEFT JOIN LATERAL (SELECT id, serial_number, status FROM onus WHERE onus.customer_id = c.id AND onus.tenant_id = c.tenant_id ORDER BY id LIMIT 1) o ON true
-      WHERE ${where} ORDER BY c.created_at DESC, c.id DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`;
-    const rows = (await pool.query(sql, params)).rows;
+    const params: unknown[] = status ? [tenantId, status] : [tenantId];
+    const offset = (page - 1) * perPage;
+    const name = `base_${status ? 's' : 'a'}_${perPage}_${offset}`;
+    const rows = (await pool.query({ name, text: pageSql(!!status, perPage, offset), values: params })).rows;
     let total = -1;
-    if (mode === 'b') total = Number((await pool.query(`SELECT count(*) FROM customers c WHERE ${where}`, params)).rows[0].count);
+    if (mode === 'b') {
+      const count = `SELECT count(*) AS n FROM customers c WHERE c.tenant_id = $1${status ? ' AND c.status = $2' : ''}`;
+      total = Number((await pool.query({ name: `count_${status ? 's' : 'a'}`, text: count, values: params })).rows[0].n);
+    }
     const body = JSON.stringify({ current_page: page, per_page: perPage, total, data: rows });
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(body);

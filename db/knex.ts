@@ -14,6 +14,7 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => (v === null ? null : Numbe
 // date -> 'YYYY-MM-DD' string, never a JS Date shifted by the time zone.
 pg.types.setTypeParser(pg.types.builtins.DATE, (v) => v);
 
+/** Absolute path of db/migrations (knex reads the .ts migrations from here). */
 export const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
 /**
@@ -46,4 +47,5 @@ export async function migrateLatest(k: Knex): Promise<string[]> {
   return applied as string[];
 }
 
+/** knex's Knex type, re-exported for modules that take the process's instance. */
 export type { Knex };

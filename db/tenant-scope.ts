@@ -1,9 +1,46 @@
 import type { Knex } from 'knex';
 import type { Model, ModelClass, QueryBuilder } from 'objection';
+import { runStatement, statement, type RunOptions, type Statement } from './statement.js';
 
 /** Tables whose rows carry tenant_id (DESIGN.md §5). */
 export type TenantTable = 'packages' | 'customers' | 'invoices' | 'tickets' | 'olts' | 'onus' | 'idempotency_keys' | 'tenant_counters'
   | 'customer_status_counts';
+
+const TENANT_TABLES: readonly TenantTable[] = ['packages', 'customers', 'invoices', 'tickets', 'olts', 'onus', 'idempotency_keys',
+  'tenant_counters', 'customer_status_counts'];
+
+/** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */
+export interface TenantStatement extends Statement { readonly tenantBound: true }
+
+/**
+ * Defines a fixed SQL statement for TenantScope.run (db/statement.ts), checked at definition so
+ * that forgetting the tenant stays impossible: every tenant table the text reads
+ * (`FROM|JOIN <table> <alias>`) must be pinned to `$1`, directly (`alias.tenant_id = $1`) or
+ * through an alias that is (`p.tenant_id = c.tenant_id`).
+ * @param name prepared-statement name (unique)
+ * @param text SQL with `$1` = tenant id and `$2..$n` for the caller's values
+ * @throws Error naming the alias that is not pinned to the tenant
+ */
+export function tenantStatement(name: string, text: string): TenantStatement {
+  const aliases = new Map<string, string>();
+  for (const m of text.matchAll(/\b(?:FROM|JOIN)\s+(\w+)\s+(?:AS\s+)?(\w+)/gi)) {
+    if ((TENANT_TABLES as readonly string[]).includes(m[1])) aliases.set(m[2], m[1]);
+  }
+  if (!aliases.size) throw new Error(`SQL statement "${name}" reads no tenant table`);
+  const pinned = new Set<string>();
+  for (const m of text.matchAll(/\b(\w+)\.tenant_id\s*=\s*\$1\b/g)) pinned.add(m[1]);
+  const links = [...text.matchAll(/\b(\w+)\.tenant_id\s*=\s*(\w+)\.tenant_id\b/g)].map((m) => [m[1], m[2]] as const);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [a, b] of links) {
+      if (pinned.has(a) !== pinned.has(b)) { pinned.add(a); pinned.add(b); grew = true; }
+    }
+  }
+  for (const [alias, table] of aliases) {
+    if (!pinned.has(alias)) throw new Error(`SQL statement "${name}": ${table} ${alias} is not confined to the tenant ($1)`);
+  }
+  return Object.freeze({ ...statement(name, text), tenantBound: true as const });
+}
 
 /**
  * The only door to tenant-scoped rows: every query built through it is filtered by tenant_id, and
@@ -33,6 +70,17 @@ export class TenantScope {
   async insert<T extends Record<string, unknown>>(table: TenantTable, row: T, trx?: Knex.Transaction): Promise<T & { id: number }> {
     const [r] = await (trx ?? this.knex)(table).insert({ ...row, tenant_id: this.tenantId }).returning('*');
     return r;
+  }
+
+  /**
+   * Runs a fixed tenant statement (tenantStatement) as a named prepared statement, with this
+   * scope's tenant id bound as `$1`.
+   * @param values bind values for `$2..$n`
+   * @param opts `timestamps: 'iso'` returns timestamptz columns as ISO 8601 strings (db/statement.ts)
+   * @returns the rows
+   */
+  run<R = Record<string, any>>(stmt: TenantStatement, values: unknown[] = [], opts?: RunOptions): Promise<R[]> {
+    return runStatement<R>(this.knex, stmt, [this.tenantId, ...values], opts);
   }
 
   /** The same scope bound to a transaction. */

@@ -2,14 +2,21 @@ import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger.js';
 
 /**
- * What processors need from their process: the knex instance and the logger. BullMQ calls a
- * processor as `process(job, token, signal)`, so these come from here rather than from arguments.
+ * What processors need from their process: the knex instance, the logger and the APP_KEY. BullMQ
+ * calls a processor as `process(job, token, signal)`, so these come from here rather than from
+ * arguments.
  * workers/main.ts startWorkers() sets them before any Worker starts; tests that call a processor
  * directly set them with configureJobDeps(). Importing this file opens nothing.
  */
 export interface JobDeps {
   knex: Knex;
   logger?: Logger;
+  /**
+   * The 32-byte APP_KEY (AES-256-GCM at rest), for processors that open sealed secrets
+   * (mailbox-create: the sealed initial password and the domain's panel password). The worker
+   * process sets it from its validated configuration; absent where no processor needs it.
+   */
+  appKey?: Buffer;
 }
 
 let current: JobDeps | null = null;

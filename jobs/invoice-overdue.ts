@@ -37,10 +37,16 @@ export interface InvoiceOverdueResult {
 /** Default options of this job: a scan retried a few times, failed runs kept a week, completed trimmed. */
 export const defaultOptions: JobsOptions = { ...DEFAULT_JOB_OPTIONS, attempts: 3 };
 
-/** Hourly at minute 5 (UTC), registered by the worker with upsertJobScheduler. */
+/**
+ * Hourly at minute 5 (UTC), registered by the worker with upsertJobScheduler, plus one catch-up run
+ * as soon as a worker starts (`immediately`: BullMQ does not keep it, so later runs follow the
+ * pattern): invoices that fell due while no worker ran are marked at once, not up to an hour later,
+ * and bull-board shows a run right after `npm start`. The scan is idempotent, so the extra run
+ * when several workers start is harmless.
+ */
 export const scheduler: JobSchedulerDef = {
   id: 'invoice-overdue-hourly',
-  repeat: { pattern: '5 * * * *', tz: 'UTC' },
+  repeat: { pattern: '5 * * * *', tz: 'UTC', immediately: true },
   template: { name: QUEUE, data: {}, opts: { attempts: defaultOptions.attempts, backoff: defaultOptions.backoff, removeOnComplete: defaultOptions.removeOnComplete, removeOnFail: defaultOptions.removeOnFail } },
 };
 

@@ -1,8 +1,6 @@
 import { DelayedError, UnrecoverableError, type Job, type JobsOptions } from 'bullmq';
 import type { Knex } from 'knex';
-import { env as processEnv } from 'node:process';
 import { open } from '../lib/crypto.js';
-import { parseAppKey } from '../lib/config.js';
 import { DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type Queues } from './queues.js';
 import { jobDeps } from './deps.js';
 import { createMailPanel, defaultPanelPort, PanelError, redactSecrets, type MailPanel, type MailPanelConfig, type PanelFailureKind, type PanelType } from './adapters/mail-panel/index.js';
@@ -22,7 +20,8 @@ import { createMailPanel, defaultPanelPort, PanelError, redactSecrets, type Mail
  * - permanent, auth, exists (on the first attempt) -> request failed, row deleted, UnrecoverableError
  *   keeping the cause; `exists` on a later attempt means an earlier attempt created it before
  *   failing, and counts as success;
- * - a domain without a panel, a missing/expired/unreadable sealed row -> permanent.
+ * - a domain without a panel, a missing/expired/unreadable sealed row, a worker without APP_KEY
+ *   (jobs/deps.ts `appKey`) -> permanent.
  * Idempotent: a request already created (or failed) is not touched again; the unique
  * mail_mailboxes.email is the real guard against registering twice.
  */
@@ -84,10 +83,12 @@ export async function enqueue(queues: Queues, data: MailboxCreateData, opts: Job
   return queues.get(QUEUE).add(QUEUE, clean, { ...defaultOptions, ...opts, jobId: jobId(data.request_id) }) as Promise<Job<MailboxCreateData>>;
 }
 
-/** Settings of this job in the current process (tests inject a panel factory; the worker may set the key). */
+/**
+ * Settings of this job in the current process (tests inject a panel factory). The APP_KEY is not a
+ * setting: it comes with the process's job dependencies (jobs/deps.ts `appKey`, set by
+ * workers/main.ts startWorkers from the validated configuration).
+ */
 export interface MailboxCreateSettings {
-  /** APP_KEY; default: parsed from process.env.APP_KEY (the worker process requires it). */
-  appKey?: Buffer;
   /** Builds the panel adapter (default createMailPanel). */
   panelFactory?: (cfg: MailPanelConfig) => MailPanel;
 }
@@ -97,12 +98,6 @@ let settings: MailboxCreateSettings = {};
 /** Sets this job's settings for the process (last call wins; pass {} to reset). */
 export function configureMailboxCreate(s: MailboxCreateSettings): void {
   settings = { ...s };
-}
-
-function appKey(): Buffer {
-  if (settings.appKey) return settings.appKey;
-  if (!processEnv.APP_KEY) throw new UnrecoverableError('APP_KEY is not set in the worker process');
-  return parseAppKey(processEnv.APP_KEY);
 }
 
 /** The parts of a BullMQ Job the processor uses (real Jobs satisfy it; tests pass a fake). */
@@ -143,7 +138,7 @@ function isLastAttempt(job: MailboxCreateJob): boolean {
  *   DelayedError (rate limited, moved to delayed), Error (transient; retried)
  */
 export async function process(job: MailboxCreateJob, token?: string, signal?: AbortSignal): Promise<MailboxCreateResult> {
-  const { knex, logger } = jobDeps();
+  const { knex, logger, appKey } = jobDeps();
   const data = job.data;
   const secrets: string[] = [];
   const safe = (m: string) => redactSecrets(m, secrets);
@@ -166,11 +161,11 @@ export async function process(job: MailboxCreateJob, token?: string, signal?: Ab
 
   const secret = await knex('mail_sealed_secrets').where({ id: data.secret_id, purpose: SECRET_PURPOSE }).first('ciphertext', knex.raw('expires_at <= now() AS expired'));
   if (!secret || secret.expired) return giveUp(knex, job, 'secret_expired', 'the sealed initial password is missing or expired; send the request again');
+  if (!appKey) return giveUp(knex, job, 'secret_unreadable', 'the worker has no APP_KEY to open the sealed initial password (startWorkers appKey)');
   let password: string;
   try {
-    password = open(appKey(), secret.ciphertext, secretAad(data.secret_id));
-  } catch (e) {
-    if (e instanceof UnrecoverableError) throw e;
+    password = open(appKey, secret.ciphertext, secretAad(data.secret_id));
+  } catch {
     return giveUp(knex, job, 'secret_unreadable', 'the sealed initial password cannot be opened (APP_KEY changed?)');
   }
   secrets.push(password);
@@ -178,8 +173,7 @@ export async function process(job: MailboxCreateJob, token?: string, signal?: Ab
   try {
     let panelPassword: string | null = null;
     if (domain.panel_password_enc) {
-      try { panelPassword = open(appKey(), domain.panel_password_enc, 'mail_domains.panel_password'); } catch (e) {
-        if (e instanceof UnrecoverableError) throw e;
+      try { panelPassword = open(appKey, domain.panel_password_enc, 'mail_domains.panel_password'); } catch {
         return await giveUp(knex, job, 'permanent', 'the stored panel password cannot be opened (APP_KEY changed?)');
       }
       secrets.push(panelPassword);

@@ -1,5 +1,6 @@
-import { Queue, type ConnectionOptions, type DefaultJobOptions, type JobSchedulerTemplateOptions, type RepeatOptions } from 'bullmq';
+import { Queue, type ConnectionOptions, type DefaultJobOptions, type Job, type JobSchedulerTemplateOptions, type JobsOptions, type RepeatOptions } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
+import { QueueUnavailable } from '../api/errors.js';
 
 /**
  * Queue names (kebab-case nouns, DESIGN.md §4) and the producer factory. Every queue uses the
@@ -7,7 +8,9 @@ import { Redis, type RedisOptions } from 'ioredis';
  */
 export const QUEUE_PREFIX = '{isp}';
 
+/** Every queue of the platform (WORKER_QUEUES picks from these; bull-board lists them). */
 export const QUEUE_NAMES = ['invoice-overdue', 'ticket-sla', 'mailbox-create'] as const;
+/** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 /** Retention and retry defaults for every queue: failed jobs kept a week, completed ones trimmed. */
@@ -63,6 +66,42 @@ export function createQueues(redisUrl: string, opts: { prefix?: string; offlineQ
       if (conn) await conn.quit().catch(() => conn?.disconnect());
     },
   };
+}
+
+/** Default bound of addOrUnavailable, in milliseconds. */
+export const ENQUEUE_TIMEOUT_MS = 2000;
+
+/**
+ * Adds a job for a request handler, failing fast when Redis cannot take it (DESIGN.md §4
+ * QUEUE_UNAVAILABLE). enableOfflineQueue: false alone is not enough: BullMQ's `queue.add()` first
+ * waits for its connection to become ready, which never happens while Redis is unreachable, so the
+ * add is raced against a timer.
+ * A timed-out add is abandoned, not cancelled: should Redis come back within the retry window it
+ * may still land. Use a fixed job id (safeJobId) so that the client's retry dedupes it, and in the
+ * "write the record, enqueue, undo the record if enqueue fails" pattern treat a timeout like a failure.
+ * @param queue a producer Queue (Queues.get(name))
+ * @param name job name
+ * @param data job data: ids only, never a secret (DESIGN.md §3)
+ * @param opts BullMQ job options (jobId, attempts, ...)
+ * @param timeoutMs how long to wait for Redis, in ms (default ENQUEUE_TIMEOUT_MS, 2000)
+ * @returns the added job (an existing job when the id deduplicated it)
+ * @throws QueueUnavailable (503 QUEUE_UNAVAILABLE, the cause kept) when the add fails or does not
+ *   finish within timeoutMs
+ */
+export async function addOrUnavailable<D>(queue: Queue, name: string, data: D, opts: JobsOptions = {}, timeoutMs = ENQUEUE_TIMEOUT_MS): Promise<Job<D>> {
+  let timer: NodeJS.Timeout | undefined;
+  const adding = (queue.add(name, data as never, opts) as Promise<Job<D>>);
+  adding.catch(() => { /* a late failure of an abandoned add has nobody to report to */ });
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`queue ${queue.name}: Redis did not take the job within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([adding, timeout]);
+  } catch (err) {
+    throw new QueueUnavailable(err);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** ioredis options for producers: fail fast instead of buffering while Redis is down. */

@@ -19,4 +19,5 @@ export function createLogger(level = process.env.LOG_LEVEL || 'info', dest?: Des
   return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { pid: process.pid } }, dest);
 }
 
+/** pino's Logger, re-exported so modules depend on lib/logger only. */
 export type { Logger };

@@ -17,6 +17,7 @@ export const TOKEN_PREFIX = {
   board: 'ispb',
 } as const;
 
+/** A token kind: login, integration, pilot, mailbox, operator or board. */
 export type TokenKind = keyof typeof TOKEN_PREFIX;
 
 const KIND_BY_PREFIX = Object.fromEntries(Object.entries(TOKEN_PREFIX).map(([k, p]) => [p, k])) as Record<string, TokenKind>;

@@ -23,6 +23,8 @@ export interface StartWorkersOptions {
   redisUrl: string;
   /** The process's knex; processors reach it through jobs/deps.ts. */
   knex: Knex;
+  /** APP_KEY (32 bytes) for processors that open sealed secrets (mailbox-create); reached through jobs/deps.ts. */
+  appKey?: Buffer;
   /** Queue names to run; undefined or empty = every queue of QUEUE_NAMES. */
   queues?: string[];
   /** Queue key prefix (default QUEUE_PREFIX; tests pass a unique one). */
@@ -91,7 +93,7 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
   const prefix = opts.prefix ?? QUEUE_PREFIX;
   const logger = opts.logger;
   const logError = throttledLogger(logger);
-  configureJobDeps({ knex: opts.knex, logger });
+  configureJobDeps({ knex: opts.knex, logger, appKey: opts.appKey });
 
   const runnable = names.filter((n) => registry[n]);
   const skipped = names.filter((n) => !registry[n]);
@@ -185,7 +187,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
-  handle = await startWorkers({ redisUrl: config.redisUrl, knex, queues: config.workerQueues, logger });
+  handle = await startWorkers({ redisUrl: config.redisUrl, knex, appKey: config.appKey, queues: config.workerQueues, logger });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

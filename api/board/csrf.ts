@@ -15,7 +15,9 @@ import type { AppContext } from '../context.js';
  * SameSite=Lax session cookie (not sent on cross-site requests) and the same Origin check.
  */
 
+/** Cookie holding the bull-board session token (`ispb_...`, HttpOnly, SameSite=Lax, Path=/admin). */
 export const SESSION_COOKIE = 'isp_board_session';
+/** Cookie holding the CSRF secret (64 hex characters) the board's forms are checked against. */
 export const CSRF_COOKIE = 'isp_board_csrf';
 const COOKIE_PATH = '/admin';
 const TOKEN_SHAPE = /^[0-9a-f]{64}$/;

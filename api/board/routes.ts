@@ -8,7 +8,7 @@ import { Forbidden, Unauthenticated } from '../errors.js';
 import type { AppContext, AppDeps, AppState } from '../context.js';
 import { closeBoardSession, findBoardSession, openBoardSession, verifyPlatformAdmin, type BoardSession } from './session.js';
 import { clearSessionCookie, csrfToken, csrfValid, sameOrigin, sessionCookie, setSessionCookie } from './csrf.js';
-import { loginThrottle, type LoginThrottle } from './throttle.js';
+import { LoginThrottle } from '../../lib/login-throttle.js';
 import { PAGE_CSP, errorPage, loginPage, signedInPage } from './views.js';
 
 /**
@@ -34,7 +34,7 @@ const LOGOUT_PATH = '/admin/logout';
  * @param opts.throttle login throttle (default: 5 failures per IP + e-mail per minute in deps.redis)
  */
 export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = {}): Koa.Middleware<AppState> {
-  const throttle = opts.throttle ?? loginThrottle(deps.redis);
+  const throttle = opts.throttle ?? new LoginThrottle(deps.redis, { points: 5, durationSeconds: 60, keyPrefix: 'rl:board-login' });
   let board: Koa.Middleware | null = null;
   const getBoard = (): Koa.Middleware => {
     if (!board) {
@@ -133,7 +133,7 @@ function loginHandler(deps: AppDeps, throttle: LoginThrottle) {
     }
     let wait: number;
     try {
-      wait = await throttle.retryAfter(ctx.ip, email);
+      wait = await throttle.blockedFor(ctx.ip, email);
     } catch (err) {
       deps.logger.error({ err, request_id: ctx.state.requestId }, 'login throttle unavailable');
       return html(ctx, 503, loginPage({ csrf, next, email, error: 'Sign-in is unavailable right now. Try again in a minute.' }));
@@ -144,11 +144,11 @@ function loginHandler(deps: AppDeps, throttle: LoginThrottle) {
     }
     const user = await verifyPlatformAdmin(deps.knex, email, password);
     if (!user) {
-      await throttle.fail(ctx.ip, email).catch((err: unknown) => deps.logger.error({ err }, 'login throttle unavailable'));
+      await throttle.failed(ctx.ip, email).catch((err: unknown) => deps.logger.error({ err }, 'login throttle unavailable'));
       deps.logger.warn({ request_id: ctx.state.requestId, ip: ctx.ip }, 'board sign-in refused');
       return html(ctx, 401, loginPage({ csrf, next, email, error: 'These credentials do not match a platform admin account.' }));
     }
-    await throttle.reset(ctx.ip, email).catch(() => undefined);
+    await throttle.succeeded(ctx.ip, email).catch(() => undefined);
     const s = await openBoardSession(deps.knex, user.id, { ip: ctx.ip, userAgent: ctx.get('user-agent') });
     setSessionCookie(ctx, s.token, s.expiresAt);
     csrfToken(ctx, true);

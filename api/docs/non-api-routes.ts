@@ -12,6 +12,7 @@ export interface NonApiRoute {
   reason: string;
 }
 
+/** The allow-list itself (browser pages and static files only). */
 export const NON_API_ROUTES: readonly NonApiRoute[] = [
   { path: '/openapi.json', reason: 'the OpenAPI document itself' },
   { path: '/docs', reason: 'HTML page rendering /openapi.json with swagger-ui' },

@@ -9,11 +9,17 @@ import { pageQuery } from '../shared/schemas.js';
 /** Default per_page of every external list (DESIGN.md §4). */
 export const EXTERNAL_PER_PAGE = 15;
 
+/** Customer status values (document 1 "States and transitions"). */
 export const CUSTOMER_STATUSES = ['active', 'suspended', 'terminated'] as const;
+/** Customer service types (document 1 customer create payload); dhcp and static need a MAC. */
 export const SERVICE_TYPES = ['pppoe', 'hotspot', 'dhcp', 'static'] as const;
+/** Customer billing cycles (document 1 customer create payload). */
 export const BILLING_CYCLES = ['prepaid', 'prepaid_rolling', 'postpaid'] as const;
+/** Invoice status values: document 1 names unpaid and overdue; paid and cancelled complete the life cycle. */
 export const INVOICE_STATUSES = ['unpaid', 'paid', 'overdue', 'cancelled'] as const;
+/** OLT status values (DESIGN.md §6). */
 export const OLT_STATUSES = ['online', 'offline'] as const;
+/** ONU status values (DESIGN.md §6). */
 export const ONU_STATUSES = ['online', 'offline', 'los', 'power_fail'] as const;
 
 const ts: Schema = { type: 'string', format: 'date-time' };
@@ -31,17 +37,20 @@ const foreignId: Schema = { type: 'integer', minimum: 1, maximum: 2147483647 };
 
 // ---- list queries ----------------------------------------------------------------------------
 
+/** GET /customers query: page, per_page (1..100, default 15), search, status, updated_since. */
 export const customerListQuery = pageQuery(EXTERNAL_PER_PAGE, {
   search: { ...search, description: 'Prefix match of every word on name, code, phone and e-mail.' },
   status: { type: 'string', enum: [...CUSTOMER_STATUSES] },
   updated_since: updatedSince,
 });
 
+/** GET /packages query: page, per_page, search, is_active (true, false, 1, 0). */
 export const packageListQuery = pageQuery(EXTERNAL_PER_PAGE, {
   search: { ...search, description: 'Substring of the package name.' },
   is_active: { type: 'string', enum: ['true', 'false', '1', '0'] },
 });
 
+/** GET /invoices query: page, per_page, search, status, customer_id, updated_since. */
 export const invoiceListQuery = pageQuery(EXTERNAL_PER_PAGE, {
   search: { ...search, description: 'Substring of the invoice number or of the customer\'s name or code.' },
   status: { type: 'string', enum: [...INVOICE_STATUSES] },
@@ -49,6 +58,7 @@ export const invoiceListQuery = pageQuery(EXTERNAL_PER_PAGE, {
   updated_since: updatedSince,
 });
 
+/** GET /tickets query: page, per_page, search, status, priority, customer_id. */
 export const ticketListQuery = pageQuery(EXTERNAL_PER_PAGE, {
   search: { ...search, description: 'Substring of the ticket number, type, external id, contact name or customer name.' },
   status: { type: 'string', enum: ['open', 'inprogress', 'resolved', 'closed'] },
@@ -56,11 +66,13 @@ export const ticketListQuery = pageQuery(EXTERNAL_PER_PAGE, {
   customer_id: foreignId,
 });
 
+/** GET /olts query: page, per_page, search, status. */
 export const oltListQuery = pageQuery(EXTERNAL_PER_PAGE, {
   search: { ...search, description: 'Substring of the name, IP address, location, vendor or model.' },
   status: { type: 'string', enum: [...OLT_STATUSES] },
 });
 
+/** GET /onus query (active ONUs only): page, per_page, search, status, customer_id, olt_id. */
 export const onuListQuery = pageQuery(EXTERNAL_PER_PAGE, {
   search: { ...search, description: 'Substring of the serial number.' },
   status: { type: 'string', enum: [...ONU_STATUSES] },
@@ -112,11 +124,13 @@ export const ticketCreateBody: Schema = {
 
 const ref = (props: Record<string, Schema>): Schema => ({ type: ['object', 'null'], properties: props });
 
+/** The tenant in health and me answers: id, slug, name, demo_mode. */
 export const tenantRead: Schema = {
   type: 'object',
   properties: { id: { type: 'integer' }, slug: { type: 'string' }, name: { type: 'string' }, demo_mode: { type: 'boolean' } },
 };
 
+/** Customer read shape (document 1) + mac_address; package `{id, name}` and onu (rx/tx power in dBm) or null. */
 export const customerRead: Schema = {
   type: 'object',
   properties: {
@@ -136,6 +150,7 @@ export const customerRead: Schema = {
   },
 };
 
+/** Invoice read shape (document 1) + updated_at; amount a JSON number, dates YYYY-MM-DD. */
 export const invoiceRead: Schema = {
   type: 'object',
   properties: {
@@ -148,6 +163,7 @@ export const invoiceRead: Schema = {
   },
 };
 
+/** GET /customers/{id}: the read shape + latest_invoices and latest_tickets (5 each, newest first; DESIGN.md §6). */
 export const customerDetailRead: Schema = {
   ...customerRead,
   properties: {
@@ -157,6 +173,7 @@ export const customerDetailRead: Schema = {
   },
 };
 
+/** Package read shape (DESIGN.md §6): price a JSON number, speeds in kbit/s. */
 export const packageRead: Schema = {
   type: 'object',
   properties: {
@@ -166,6 +183,7 @@ export const packageRead: Schema = {
   },
 };
 
+/** OLT read shape (DESIGN.md §6). */
 export const oltRead: Schema = {
   type: 'object',
   properties: {
@@ -175,6 +193,7 @@ export const oltRead: Schema = {
   },
 };
 
+/** ONU read shape (document 1): rx/tx power in dBm, bandwidth_pct in percent, uptime in seconds. */
 export const onuRead: Schema = {
   type: 'object',
   properties: {
@@ -188,11 +207,13 @@ export const onuRead: Schema = {
   },
 };
 
+/** GET /health answer (DESIGN.md §6): `{status: "ok", tenant, api_version: "v1", time}`. */
 export const healthRead: Schema = {
   type: 'object', required: ['status', 'tenant', 'api_version', 'time'],
   properties: { status: { type: 'string', enum: ['ok'] }, tenant: tenantRead, api_version: { type: 'string', enum: ['v1'] }, time: ts },
 };
 
+/** GET /me answer (DESIGN.md §6): tenant, the token's owner (null when deleted) and the token (never its secret). */
 export const meRead: Schema = {
   type: 'object', required: ['tenant', 'user', 'token'],
   properties: {

@@ -84,6 +84,7 @@ export function invoiceShape(r: Row) {
 
 // ---- packages, OLTs, ONUs ---------------------------------------------------------------------
 
+/** Columns selected for the package read shape. */
 export const PACKAGE_COLUMNS = [
   'id', 'name', 'description', 'price', 'speed_down_kbps', 'speed_up_kbps', 'service_type', 'is_active', 'is_partner_package',
   'created_at', 'updated_at',
@@ -98,6 +99,7 @@ export function packageShape(r: Row) {
   };
 }
 
+/** Columns selected for the OLT read shape. */
 export const OLT_COLUMNS = ['id', 'name', 'vendor', 'model', 'ip_address', 'location', 'status', 'pon_ports', 'created_at', 'updated_at'];
 
 /** OLT read shape (DESIGN.md §6). */

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Next } from 'koa';
 import { authenticate, authorize, type AuthKind } from '../middleware/auth.js';
 import { assertDemoAllowed } from '../middleware/demo-guard.js';
+import type { TokenRateLimiter } from '../middleware/rate-limit.js';
 import { bodyAjv, queryAjv, validate, type Schema } from './validation.js';
 import type { AppContext } from '../context.js';
 
@@ -45,19 +46,20 @@ export interface RouteDef {
 
 /** Options of mountRoutes: hooks every route of a kind gets (rate limit, idempotency). */
 export interface MountHooks {
-  rateLimit?: (ctx: AppContext, next: Next) => Promise<void>;
+  /** Per-token limiter of rateLimited routes, applied by authenticate() (api/middleware/rate-limit.ts). */
+  rateLimit?: TokenRateLimiter;
   idempotency?: (ctx: AppContext, next: Next) => Promise<void>;
 }
 
 /**
- * Registers route definitions on a Koa router: authenticate -> rate limit -> authorize ->
- * demo guard -> validate params/query/body -> idempotency -> handler.
+ * Registers route definitions on a Koa router: authenticate (with the per-token rate limit of
+ * rateLimited routes, consumed alongside the token lookup) -> authorize -> demo guard ->
+ * validate params/query/body -> idempotency -> handler.
  * Validated values land in ctx.state.params, ctx.state.query and ctx.state.body.
  */
 export function mountRoutes(router: Router, defs: RouteDef[], hooks: MountHooks = {}): void {
   for (const def of defs) {
-    const chain: ((ctx: AppContext, next: Next) => Promise<void>)[] = [authenticate(def.auth)];
-    if (def.rateLimited && hooks.rateLimit) chain.push(hooks.rateLimit);
+    const chain: ((ctx: AppContext, next: Next) => Promise<void>)[] = [authenticate(def.auth, def.rateLimited ? hooks.rateLimit : undefined)];
     chain.push(authorize({ access: def.access, permission: def.permission, tenant: def.tenant }));
     chain.push(async (ctx, next) => {
       assertDemoAllowed(ctx.state.tenant, def.demoAction);

@@ -61,7 +61,14 @@ export function createMailApp(deps: MailDeps): { app: Koa<MailState>; router: Ro
 
   const mw = (fn: (ctx: MailContext, next: Koa.Next) => Promise<void>) => fn as unknown as Koa.Middleware<MailState>;
   app.use(mw(mailErrorsAndLogging()));
-  const json = koaBody({ json: true, jsonLimit: '1mb', urlencoded: false, multipart: false, text: false, jsonStrict: true, onError: (err) => { throw Object.assign(err, { status: 400, expose: true }); } });
+  const json = koaBody({
+    json: true, jsonLimit: '1mb', urlencoded: false, multipart: false, text: false, jsonStrict: true,
+    // keep raw-body's own 4xx (413 entity too large, 415 unsupported charset); a JSON syntax error has none: 400
+    onError: (err) => {
+      const status = (err as { status?: unknown }).status;
+      throw Object.assign(err, { status: typeof status === 'number' && status >= 400 && status < 500 ? status : 400, expose: true });
+    },
+  });
   app.use(mw(async (ctx, next) => (ctx.path.startsWith('/api/') ? json(ctx as never, next) : next())));
 
   const router = new Router();

@@ -15,6 +15,7 @@ const failures = {
   502: { description: 'mail_server_error: the mail panel refused the request or could not be reached (after the job\'s retries).' },
 };
 
+/** Route table entries of create mailbox and its poll, mounted by api/mail/routes.ts. */
 export const createRoutes: MailRouteDef[] = [
   {
     method: 'post', path: '/api/v1/domains/:domain/mailboxes', tag: 'mailboxes', scope: 'mailboxes:create', resolve: 'domain',

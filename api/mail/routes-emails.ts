@@ -24,6 +24,7 @@ function creds(ctx: MailContext) {
   return credentialsFor(ctx.state.mailbox!, ctx.state.mailboxPassword!);
 }
 
+/** Route table entries of the e-mail endpoints (document 3 order), mounted by api/mail/routes.ts. */
 export const emailRoutes: MailRouteDef[] = [
   {
     method: 'get', path: '/api/v1/mailboxes', tag: 'mailboxes', scope: 'emails:read',

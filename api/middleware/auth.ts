@@ -3,6 +3,8 @@ import { bearer, parseToken, type TokenKind } from '../../lib/token.js';
 import { tokenMatches } from '../../lib/token.js';
 import { Forbidden, Unauthenticated } from '../errors.js';
 import { TenantScope } from '../../db/tenant-scope.js';
+import { runStatement, statement } from '../../db/statement.js';
+import type { TokenRateLimiter } from './rate-limit.js';
 import type { AppContext, AuthInfo, TenantInfo } from '../context.js';
 
 /** Who may call a route (DESIGN.md §5). */
@@ -15,6 +17,17 @@ interface TokenRow {
 }
 
 /**
+ * The token lookup of every authenticated request, one round trip: the token by primary key with
+ * its type, revocation and expiry checked in the query, and its tenant. A fixed named statement
+ * (db/statement.ts): parsed and planned once per connection. $1 token id, $2 token type.
+ */
+const ACTIVE_TOKEN = statement('auth_active_token', `SELECT t.id, t.type, t.tenant_id, t.user_id, t.token_hash, t.access, t.abilities,
+  t.last_used_at, t.expires_at, tn.slug AS tenant_slug, tn.name AS tenant_name, tn.demo_mode AS tenant_demo_mode,
+  tn.modules AS tenant_modules, tn.settings AS tenant_settings
+FROM auth_tokens t LEFT JOIN tenants tn ON tn.id = t.tenant_id
+WHERE t.id = $1 AND t.type = $2 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`);
+
+/**
  * Looks a parsed token up: one query by primary key that also checks type, revocation and expiry;
  * then a constant-time hash comparison.
  * @returns the row, or null when unknown, of another type, revoked, expired or not matching
@@ -22,15 +35,7 @@ interface TokenRow {
 export async function findActiveToken(ctx: AppContext, raw: string, type: TokenKind): Promise<TokenRow | null> {
   const parsed = parseToken(raw);
   if (!parsed || parsed.kind !== type) return null;
-  // One round trip: the token (type, revocation and expiry checked in the query) and its tenant.
-  const row: TokenRow | undefined = await ctx.deps.knex('auth_tokens as t')
-    .leftJoin('tenants as tn', 'tn.id', 't.tenant_id')
-    .select('t.id', 't.type', 't.tenant_id', 't.user_id', 't.token_hash', 't.access', 't.abilities', 't.last_used_at', 't.expires_at',
-      'tn.slug as tenant_slug', 'tn.name as tenant_name', 'tn.demo_mode as tenant_demo_mode', 'tn.modules as tenant_modules', 'tn.settings as tenant_settings')
-    .where({ 't.id': parsed.id, 't.type': type })
-    .whereNull('t.revoked_at')
-    .where((q) => q.whereNull('t.expires_at').orWhere('t.expires_at', '>', ctx.deps.knex.fn.now()))
-    .first();
+  const [row] = await runStatement<TokenRow>(ctx.deps.knex, ACTIVE_TOKEN, [parsed.id, type]);
   if (!row || !tokenMatches(raw, row.token_hash)) return null;
   return row;
 }
@@ -81,15 +86,27 @@ export async function rolesAndPermissions(ctx: { deps: { knex: AppContext['deps'
  * - integration: an integration token (document 1); its tenant from abilities (403 when none).
  * - login: an admin login token of a tenant user (document 2, DESIGN.md §5).
  * - platform: a login token of a platform admin.
- * @throws Unauthenticated (401) for anything wrong with the token; Forbidden (403) for a token without tenant
+ * With `rateLimit` (routes marked rateLimited), one point is consumed for the presented token
+ * while the token is looked up (the Redis and database round trips overlap); the decision is
+ * applied only after the token is verified, so a token that fails gets 401, never 429, and its
+ * bucket is discarded (api/middleware/rate-limit.ts).
+ * @throws Unauthenticated (401) for anything wrong with the token; Forbidden (403) for a token without tenant;
+ *   RateLimited (429) when the verified token's budget is spent
  */
-export function authenticate(kind: AuthKind) {
+export function authenticate(kind: AuthKind, rateLimit?: TokenRateLimiter) {
   return async (ctx: AppContext, next: Next): Promise<void> => {
     if (kind === 'public') return next();
     const raw = bearer(ctx.get('authorization'));
     if (!raw) throw new Unauthenticated();
-    const row = await findActiveToken(ctx, raw, kind === 'integration' ? 'integration' : 'login');
-    if (!row) throw new Unauthenticated();
+    const type = kind === 'integration' ? 'integration' : 'login';
+    const parsed = parseToken(raw);
+    if (!parsed || parsed.kind !== type) throw new Unauthenticated(); // malformed: no query, no Redis call
+    const rate = rateLimit?.consume(raw);
+    const row = await findActiveToken(ctx, raw, type);
+    if (!row) {
+      if (rate) void rate.then(() => rateLimit!.discard(raw));
+      throw new Unauthenticated();
+    }
     const abilities = Array.isArray(row.abilities) ? row.abilities : [];
     const auth: AuthInfo = {
       kind: kind === 'integration' ? 'integration' : 'login', tokenId: Number(row.id), userId: row.user_id, tenantId: null,
@@ -117,6 +134,7 @@ export function authenticate(kind: AuthKind) {
     }
     ctx.state.auth = auth;
     touchToken(ctx, row);
+    if (rate) rateLimit!.apply(ctx, await rate);
     return next();
   };
 }

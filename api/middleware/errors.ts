@@ -20,7 +20,11 @@ const PG_MAP: Record<string, { status: number; code: string; message: string }> 
  * Request id, the one place that writes error bodies, and one log line per request
  * (DESIGN.md §4). AppError -> its status and `{message, code, errors?}`; PostgreSQL constraint
  * errors -> 409/422; anything else -> 500 SERVER_ERROR with the request id, logged with its stack,
- * never shown to the client.
+ * never shown to the client. Unmatched routes answer 404 NOT_FOUND and a known path with another
+ * method 405 METHOD_NOT_ALLOWED (with Allow), both as JSON.
+ * The request id is the caller's X-Request-Id when it is 8-64 characters of [A-Za-z0-9._-], else a
+ * new UUID; it is sent back in X-Request-Id and is in the log line.
+ * @returns the Koa middleware (mounted first by createApp)
  */
 export function errorsAndLogging() {
   return async (ctx: AppContext, next: Next): Promise<void> => {
@@ -35,6 +39,9 @@ export function errorsAndLogging() {
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
         ctx.body = { message: 'Route not found.', code: 'NOT_FOUND' };
+      } else if (ctx.status === 405 && ctx.body === undefined) {
+        // the router's allowedMethods() set the status and the Allow header; the body is JSON like every error
+        ctx.body = { message: `Method ${ctx.method} is not allowed here; use ${ctx.response.get('Allow') || 'another method'}.`, code: 'METHOD_NOT_ALLOWED' };
       }
     } catch (e) {
       err = e;
@@ -51,9 +58,22 @@ export function errorsAndLogging() {
   };
 }
 
-/** Writes the error body for any thrown value (exported for the Koa 'error' fallbacks). */
+/**
+ * Writes the error response for any thrown value (DESIGN.md §4 "Error body"); exported for the Koa
+ * 'error' fallbacks. Never puts a message, stack or SQL of an unknown error into the body.
+ * - AppError: its status, headers (e.g. Retry-After) and `{message, code, errors?}`;
+ * - PostgreSQL errors (also wrapped by Objection): 23505 unique -> 409 CONFLICT; 23502 not-null,
+ *   23503 foreign key, 23514 check and 22xxx data errors -> 422 VALIDATION_FAILED with
+ *   `errors: {<column or "body">: [reason]}` (a fixed text, never the database's message);
+ * - body parser errors: malformed JSON (400/415) -> 422 `errors.body`; too large -> 413 PAYLOAD_TOO_LARGE;
+ * - anything else -> 500 `{message, code: SERVER_ERROR, request_id}`.
+ * @param ctx the request; ctx.state.requestId must be set (errorsAndLogging does)
+ * @param e whatever was thrown
+ */
 export function writeError(ctx: AppContext, e: unknown): void {
-  const pgCode = (e as { code?: unknown })?.code;
+  // pg errors carry `code` (SQLSTATE); Objection wraps them (db-errors) and keeps the original as `nativeError`
+  const pgError = (e as { nativeError?: unknown })?.nativeError ?? e;
+  const pgCode = (pgError as { code?: unknown })?.code;
   if (e instanceof AppError) {
     ctx.status = e.status;
     for (const [k, v] of Object.entries(e.headers)) ctx.set(k, v);
@@ -61,7 +81,7 @@ export function writeError(ctx: AppContext, e: unknown): void {
   } else if (typeof pgCode === 'string' && PG_MAP[pgCode]) {
     const m = PG_MAP[pgCode];
     ctx.status = m.status;
-    const col = (e as { column?: string }).column;
+    const col = (pgError as { column?: string }).column;
     ctx.body = m.status === 422 ? { message: m.message, code: m.code, errors: { [col ?? 'body']: [m.message] } } : { message: m.message, code: m.code };
   } else if ((e as { status?: number; expose?: boolean })?.expose && typeof (e as { status?: number }).status === 'number' && (e as { status: number }).status < 500) {
     // koa-body / http-errors client errors (malformed JSON, body too large)

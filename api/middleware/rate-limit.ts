@@ -1,44 +1,83 @@
-import type { Next } from 'koa';
+import { createHash } from 'node:crypto';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
 import { RateLimited } from '../errors.js';
 import type { AppContext } from '../context.js';
 
+/** The outcome of consuming one point: allowed, refused (limit reached), or the store failed. */
+export type RateDecision =
+  | { kind: 'allowed'; res: RateLimiterRes }
+  | { kind: 'refused'; res: RateLimiterRes }
+  | { kind: 'unavailable'; error: unknown };
+
 /**
- * Per-token rate limit (DESIGN.md §6: 600 requests a minute), Redis-backed so it holds across
- * every web process. Sets X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (epoch
- * seconds); answers 429 RATE_LIMITED with Retry-After when exhausted. Keyed by token id.
+ * Per-token rate limit (DESIGN.md §6: 600 requests a minute), Redis-backed so that it holds across
+ * every web process. authenticate() (api/middleware/auth.ts) starts `consume` together with the
+ * token lookup, so the Redis round trip and the database round trip overlap, and applies the
+ * decision only once the token is verified.
+ *
+ * The bucket is keyed by a SHA-256 of the presented token, not by the token id in it: the id is
+ * not verified when the Redis call starts, and a forged token carrying a real token's id (with a
+ * valid checksum but a wrong secret) must never spend the real token's budget. A verified token
+ * maps to exactly one bucket, so the limit is still per token. Buckets of tokens that fail
+ * authentication are deleted (`discard`), so garbage tokens do not pile up keys in Redis.
+ */
+export interface TokenRateLimiter {
+  /** Consumes one point for the presented token; never rejects (store errors become 'unavailable'). */
+  consume(token: string): Promise<RateDecision>;
+  /**
+   * Applies a decision to a request of a verified token: sets X-RateLimit-Limit, -Remaining and
+   * -Reset (epoch seconds); on 'unavailable' logs a warning and lets the request through.
+   * @throws RateLimited (429 RATE_LIMITED with Retry-After) when refused
+   */
+  apply(ctx: AppContext, decision: RateDecision): void;
+  /** Deletes the bucket of a token that failed authentication (fire and forget). */
+  discard(token: string): void;
+}
+
+/**
+ * The bucket name of a presented token (a SHA-256 of it, base64url): never the token, and never
+ * the token_hash stored in the database.
+ */
+export function rateLimitBucket(token: string): string {
+  return createHash('sha256').update('rate-limit:').update(token).digest('base64url');
+}
+
+/**
+ * Builds the limiter.
  * @param redis connection used for the counters
  * @param opts points per window and window length in seconds; keyPrefix for isolation (tests)
  */
-export function tokenRateLimit(redis: Redis, opts: { points: number; durationSeconds: number; keyPrefix?: string }) {
+export function tokenRateLimit(redis: Redis, opts: { points: number; durationSeconds: number; keyPrefix?: string }): TokenRateLimiter {
   const limiter = new RateLimiterRedis({
     storeClient: redis, points: opts.points, duration: opts.durationSeconds, keyPrefix: opts.keyPrefix ?? 'rl:token',
-    // an unreachable Redis must not take the API down: fall back to a per-process limit
-    insuranceLimiter: undefined,
   });
-  const headers = (ctx: AppContext, res: RateLimiterRes) => {
-    ctx.set('X-RateLimit-Limit', String(opts.points));
-    ctx.set('X-RateLimit-Remaining', String(Math.max(0, res.remainingPoints)));
-    ctx.set('X-RateLimit-Reset', String(Math.ceil((Date.now() + res.msBeforeNext) / 1000)));
-  };
-  return async (ctx: AppContext, next: Next): Promise<void> => {
-    const key = String(ctx.state.auth?.tokenId ?? ctx.ip);
-    try {
-      const res = await limiter.consume(key, 1);
-      headers(ctx, res);
-    } catch (e) {
-      if (e instanceof RateLimiterRes) {
-        headers(ctx, e);
-        const retry = Math.max(1, Math.ceil(e.msBeforeNext / 1000));
-        throw new RateLimited(retry, {
-          'X-RateLimit-Limit': String(opts.points), 'X-RateLimit-Remaining': '0',
-          'X-RateLimit-Reset': String(Math.ceil((Date.now() + e.msBeforeNext) / 1000)),
+  const reset = (res: RateLimiterRes) => String(Math.ceil((Date.now() + res.msBeforeNext) / 1000));
+  return {
+    consume(token) {
+      return limiter.consume(rateLimitBucket(token), 1).then(
+        (res): RateDecision => ({ kind: 'allowed', res }),
+        (e: unknown): RateDecision => (e instanceof RateLimiterRes ? { kind: 'refused', res: e } : { kind: 'unavailable', error: e }),
+      );
+    },
+    apply(ctx, decision) {
+      if (decision.kind === 'unavailable') {
+        // Redis error: let the request through rather than fail every call; log it.
+        ctx.deps.logger.warn({ err: decision.error }, 'rate limiter unavailable');
+        return;
+      }
+      const { res } = decision;
+      if (decision.kind === 'refused') {
+        throw new RateLimited(Math.max(1, Math.ceil(res.msBeforeNext / 1000)), {
+          'X-RateLimit-Limit': String(opts.points), 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': reset(res),
         });
       }
-      // Redis error: let the request through rather than fail every call; log it.
-      ctx.deps.logger.warn({ err: e }, 'rate limiter unavailable');
-    }
-    return next();
+      ctx.set('X-RateLimit-Limit', String(opts.points));
+      ctx.set('X-RateLimit-Remaining', String(Math.max(0, res.remainingPoints)));
+      ctx.set('X-RateLimit-Reset', reset(res));
+    },
+    discard(token) {
+      limiter.delete(rateLimitBucket(token)).catch(() => { /* the key expires with its window anyway */ });
+    },
   };
 }

@@ -2,6 +2,7 @@ import type { Schema } from '../http/validation.js';
 
 /** Shared JSON-schema pieces (they also feed the OpenAPI document). */
 
+/** Path `{id}`: a positive int4 (larger values are 422, never a database error). */
 export const idParams: Schema = {
   type: 'object', required: ['id'], additionalProperties: false,
   properties: { id: { type: 'integer', minimum: 1, maximum: 2147483647 } },
@@ -19,6 +20,7 @@ export function pageQuery(defaultPerPage: number, extra: Record<string, Schema> 
   };
 }
 
+/** The error body of the main service (DESIGN.md §4): `{message, code, errors?, request_id?}`. */
 export const errorBody: Schema = {
   type: 'object', required: ['message', 'code'],
   properties: {
@@ -48,8 +50,15 @@ export function envelope<T>(data: T[], page: number, perPage: number, total: num
   };
 }
 
-/** ISO 8601 with offset (timestamptz columns come back as Date). */
+/** `YYYY-MM-DDTHH:MM:SS.mmmZ`: what toISOString() gives (and db/statement.ts's 'iso' timestamps). */
+const ISO_UTC_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/**
+ * ISO 8601 with offset (timestamptz columns come back as Date, or already as ISO strings from
+ * db/statement.ts, which are returned unchanged).
+ */
 export function iso(v: Date | string | null | undefined): string | null {
   if (v === null || v === undefined) return null;
+  if (typeof v === 'string' && ISO_UTC_MS.test(v)) return v;
   return (v instanceof Date ? v : new Date(v)).toISOString();
 }

@@ -10,7 +10,9 @@ export const PERMISSIONS = [
   'partners.manage', 'tickets.view', 'tickets.update', 'customers.view', 'customers.manage',
 ] as const;
 
+/** The built-in roles every tenant has (DESIGN.md §5). */
 export const ROLES = ['Super Admin', 'Administrator', 'technician', 'staff'] as const;
+/** One of ROLES. */
 export type RoleName = (typeof ROLES)[number];
 
 /** Permissions per built-in role (Super Admin: all). */

@@ -1,10 +1,12 @@
 import type { Schema } from '../http/validation.js';
 
+/** PATCH /api/tickets/{id} body: `{status}` (open, inprogress, resolved, closed; document 1 state table). */
 export const ticketStatusBody: Schema = {
   type: 'object', required: ['status'], additionalProperties: false,
   properties: { status: { type: 'string', enum: ['open', 'inprogress', 'resolved', 'closed'] } },
 };
 
+/** Ticket read shape (document 1) + source, external_id, response_due_at / resolution_due_at and the timestamps (DESIGN.md §6). */
 export const ticketRead: Schema = {
   type: 'object',
   properties: {

@@ -3,7 +3,9 @@ import { NotFound, ValidationFailed } from '../errors.js';
 import { iso } from '../shared/schemas.js';
 import { dueDates, type Priority } from './sla.js';
 
+/** Ticket status values (document 1 "States and transitions"). */
 export const TICKET_STATUSES = ['open', 'inprogress', 'resolved', 'closed'] as const;
+/** One of TICKET_STATUSES. */
 export type TicketStatus = (typeof TICKET_STATUSES)[number];
 
 /** Roles allowed to reopen a resolved or closed ticket (document 1, state table). */
@@ -74,7 +76,10 @@ export async function changeStatus(scope: TenantScope, id: number, status: Ticke
   });
 }
 
-/** Read shape of a ticket (document 1): includes customer {id, code, name}, onu, assignee, due dates. */
+/**
+ * Read shape of a ticket (document 1): includes customer {id, code, name}, onu, assignee, due dates.
+ * @throws NotFound when the id is not a ticket of the scope's tenant
+ */
 export async function ticketById(scope: TenantScope, id: number) {
   const rows = await ticketQuery(scope).where('t.id', id);
   if (!rows.length) throw new NotFound('Ticket');

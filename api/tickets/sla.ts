@@ -5,8 +5,10 @@
  */
 export type Priority = 'high' | 'medium' | 'low';
 
+/** SLA targets of one priority, in minutes from the ticket's creation. */
 export interface SlaTargets { response_minutes: number; resolution_minutes: number }
 
+/** The platform's targets when the tenant sets none (DESIGN.md §6). */
 export const DEFAULT_SLA: Record<Priority, SlaTargets> = {
   high: { response_minutes: 60, resolution_minutes: 4 * 60 },
   medium: { response_minutes: 4 * 60, resolution_minutes: 24 * 60 },

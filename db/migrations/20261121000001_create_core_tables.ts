@@ -225,6 +225,7 @@ export async function up(knex: Knex): Promise<void> {
   });
 }
 
+/** Reverts up(): drops the core tables. */
 export async function down(knex: Knex): Promise<void> {
   for (const t of ['idempotency_keys', 'tickets', 'invoices', 'onus', 'olts', 'customers', 'packages', 'auth_tokens',
     'user_roles', 'users', 'role_permissions', 'roles', 'permissions', 'tenant_counters', 'tenants']) {

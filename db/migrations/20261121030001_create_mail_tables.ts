@@ -101,6 +101,7 @@ export async function up(knex: Knex): Promise<void> {
   });
 }
 
+/** Reverts up(): drops the mail tables. */
 export async function down(knex: Knex): Promise<void> {
   for (const t of ['mail_sealed_secrets', 'mail_mailbox_requests', 'mail_api_key_mailboxes', 'mail_api_keys', 'mail_operator_sessions', 'mail_operators', 'mail_mailboxes', 'mail_domains']) {
     await knex.schema.dropTableIfExists(t);

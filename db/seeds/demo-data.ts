@@ -45,22 +45,26 @@ export function createRng(seed: number): Rng {
   };
 }
 
+/** Indonesian first names the demo customers are built from (fixed seed, same data on every machine). */
 export const FIRST_NAMES = [
   'Andi', 'Budi', 'Citra', 'Dewi', 'Eko', 'Fajar', 'Gita', 'Hendra', 'Indah', 'Joko', 'Kartika', 'Lestari',
   'Made', 'Nur', 'Oki', 'Putri', 'Rahmat', 'Sari', 'Teguh', 'Utami', 'Wahyu', 'Yusuf', 'Zahra', 'Bayu',
   'Dian', 'Fitri', 'Galih', 'Hana', 'Irfan', 'Ratna',
 ] as const;
 
+/** Indonesian family names of the demo customers. */
 export const LAST_NAMES = [
   'Saputra', 'Wijaya', 'Santoso', 'Pratama', 'Lestari', 'Hidayat', 'Kusuma', 'Nugroho', 'Setiawan', 'Permana',
   'Siregar', 'Hakim', 'Rahman', 'Putri', 'Gunawan', 'Firmansyah', 'Wibowo', 'Halim', 'Susanto', 'Maulana',
 ] as const;
 
+/** Streets of Bandung for the demo addresses. */
 export const STREETS = [
   'Jl. Dago', 'Jl. Merdeka', 'Jl. Buah Batu', 'Jl. Cihampelas', 'Jl. Setiabudi', 'Jl. Pasteur', 'Jl. Riau',
   'Jl. Sukajadi', 'Jl. Antapani', 'Jl. Soekarno-Hatta', 'Jl. Cigadung', 'Jl. Kiaracondong',
 ] as const;
 
+/** Districts of Bandung for the demo addresses. */
 export const DISTRICTS = ['Coblong', 'Sumur Bandung', 'Lengkong', 'Cidadap', 'Sukajadi', 'Antapani', 'Batununggal', 'Cibeunying Kaler'] as const;
 
 /** Mobile prefixes of Indonesian operators (after +62). */
@@ -103,6 +107,7 @@ export const DEMO_PACKAGES: readonly DemoPackage[] = [
 /** A demo OLT (DESIGN.md §6 OLT fields). */
 export interface DemoOlt { name: string; vendor: 'ZTE' | 'Huawei'; model: string; ip_address: string; location: string; pon_ports: number; serialPrefix: string; frame: number }
 
+/** The demo tenant's two OLTs (ZTE and Huawei, issue 2 item 2). */
 export const DEMO_OLTS: readonly DemoOlt[] = [
   { name: 'OLT-DAGO-01', vendor: 'ZTE', model: 'ZXA10 C320', ip_address: '10.20.0.2', location: 'POP Dago, Jl. Ir. H. Juanda 120, Bandung', pon_ports: 16, serialPrefix: 'ZTEG', frame: 1 },
   { name: 'OLT-BUAHBATU-01', vendor: 'Huawei', model: 'MA5608T', ip_address: '10.20.0.3', location: 'POP Buah Batu, Jl. Buah Batu 211, Bandung', pon_ports: 16, serialPrefix: 'HWTC', frame: 0 },
@@ -116,6 +121,7 @@ export const TICKET_TYPES = [
 
 /** Days in ms. */
 export const DAY = 24 * 3600 * 1000;
+/** An hour in ms. */
 export const HOUR = 3600 * 1000;
 
 /** 'YYYY-MM-DD' of a Date in UTC. */

@@ -1,5 +1,8 @@
 import { execa } from 'execa';
 
+/** apt-get update runs at most once per process. */
+let updated = false;
+
 /**
  * Makes sure a Debian package's binary is present: when `binary` is not on PATH and we run as
  * root, runs `apt-get update` (once per process) and `apt-get install -y <packages>`; otherwise
@@ -7,8 +10,9 @@ import { execa } from 'execa';
  * @param binary executable to look for (e.g. redis-server)
  * @param packages Debian packages that provide it
  * @param log progress callback (one line per step)
+ * @returns the absolute path of the binary
+ * @throws Error naming the apt-get command to run when the binary is missing and we are not root, or still missing after the install
  */
-let updated = false;
 export async function ensureDebianPackage(binary: string, packages: string[], log: (line: string) => void = () => {}): Promise<string> {
   const found = await which(binary);
   if (found) return found;

@@ -37,7 +37,9 @@ describe('mail dashboard in headless Chromium (issue 3 §5, end to end)', functi
   const operator = { email: `browser-op-${randomBytes(3).toString('hex')}@example.test`, password: 'browser operator pw 1' };
   const logs: string[] = [];
 
-  before(async () => {
+  before(async function () {
+    // Debian's chromium: present after .ci/run; installed here with apt-get when missing (root), which may take minutes
+    this.timeout(600_000);
     const executablePath = await ensureDebianPackage('chromium', ['chromium'], (l) => console.log(l));
     const server = http.createServer();
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -27,10 +27,10 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
   let domain: DomainFixture;
 
   before(async () => {
-    configureJobDeps({ knex: env.knex, logger: captureLogger(logs) });
+    configureJobDeps({ knex: env.knex, logger: captureLogger(logs), appKey: TEST_APP_KEY });
     domain = await makeDomain({ panel: { type: 'cpanel', host: 'panel.example.test', port: 2083, user: 'cpuser', password: 'PANEL-SECRET-TOKEN' } });
   });
-  after(() => mailboxCreate.configureMailboxCreate({ appKey: TEST_APP_KEY }));
+  after(() => mailboxCreate.configureMailboxCreate({}));
 
   /** A pending request and its sealed password, written the way the API writes them. */
   async function pending(o: { d?: DomainFixture; expiresInMs?: number; sealWith?: Buffer } = {}) {
@@ -60,7 +60,7 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
 
   it('creates the mailbox with the unsealed password, registers it, marks the request created and deletes the sealed row', async () => {
     const panel = fakePanel(() => undefined);
-    mailboxCreate.configureMailboxCreate({ appKey: TEST_APP_KEY, panelFactory: panel.factory });
+    mailboxCreate.configureMailboxCreate({ panelFactory: panel.factory });
     const p = await pending();
     const { j, logs: jobLogs, progress } = job({ request_id: p.requestId, secret_id: p.secretId });
     const result = await mailboxCreate.process(j, 'token');
@@ -78,7 +78,7 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
 
   it('is idempotent: a re-run of a created request neither calls the panel nor registers twice', async () => {
     const panel = fakePanel(() => undefined);
-    mailboxCreate.configureMailboxCreate({ appKey: TEST_APP_KEY, panelFactory: panel.factory });
+    mailboxCreate.configureMailboxCreate({ panelFactory: panel.factory });
     const p = await pending();
     await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }).j, 'token');
     const again = await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }, { attemptsMade: 1 }).j, 'token');
@@ -89,7 +89,7 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
 
   it('an expired, missing or unreadable sealed password is unrecoverable: request failed, row deleted, panel not called', async () => {
     const panel = fakePanel(() => undefined);
-    mailboxCreate.configureMailboxCreate({ appKey: TEST_APP_KEY, panelFactory: panel.factory });
+    mailboxCreate.configureMailboxCreate({ panelFactory: panel.factory });
     const expired = await pending({ expiresInMs: -1000 });
     const missing = await pending();
     await env.knex('mail_sealed_secrets').where({ id: missing.secretId }).del();
@@ -104,8 +104,29 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
     expect(panel.calls).to.have.length(0);
   });
 
+  it('takes APP_KEY from the job deps (never the environment): a worker without one fails the request without calling the panel', async () => {
+    const panel = fakePanel(() => undefined);
+    mailboxCreate.configureMailboxCreate({ panelFactory: panel.factory });
+    const p = await pending();
+    const savedEnv = process.env.APP_KEY;
+    process.env.APP_KEY = TEST_APP_KEY.toString('hex'); // present in the environment, yet not used
+    configureJobDeps({ knex: env.knex, logger: captureLogger(logs) });
+    let err: unknown;
+    try {
+      await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }).j, 'token');
+    } catch (e) { err = e; } finally {
+      configureJobDeps({ knex: env.knex, logger: captureLogger(logs), appKey: TEST_APP_KEY });
+      if (savedEnv === undefined) delete process.env.APP_KEY; else process.env.APP_KEY = savedEnv;
+    }
+    expect(err).to.be.instanceOf(UnrecoverableError);
+    expect((err as Error).message).to.include('no APP_KEY');
+    expect(await request(p.requestId)).to.include({ status: 'failed', error_code: 'secret_unreadable' });
+    expect(await secretLeft(p.secretId)).to.equal(false);
+    expect(panel.calls).to.have.length(0);
+  });
+
   it('a domain without a panel fails permanently with "domain has no mail panel"', async () => {
-    mailboxCreate.configureMailboxCreate({ appKey: TEST_APP_KEY, panelFactory: fakePanel(() => undefined).factory });
+    mailboxCreate.configureMailboxCreate({ panelFactory: fakePanel(() => undefined).factory });
     const bare = await makeDomain({ panel: null });
     const p = await pending({ d: bare });
     let err: unknown;
@@ -117,7 +138,7 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
   });
 
   it('transient failures retry (plain Error, sealed row kept) until the last attempt, which fails the request and deletes the row', async () => {
-    mailboxCreate.configureMailboxCreate({ appKey: TEST_APP_KEY, panelFactory: fakePanel(() => { throw new PanelError('transient', 'cpanel Email/add_pop: ECONNRESET'); }).factory });
+    mailboxCreate.configureMailboxCreate({ panelFactory: fakePanel(() => { throw new PanelError('transient', 'cpanel Email/add_pop: ECONNRESET'); }).factory });
     const p = await pending();
     let err: unknown;
     try { await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }, { attemptsMade: 0, attempts: 3 }).j, 'token'); } catch (e) { err = e; }
@@ -135,7 +156,7 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
   it('permanent, auth and exists failures are unrecoverable, keep the PanelError as cause and never store the password', async () => {
     for (const kind of ['permanent', 'auth', 'exists'] as const) {
       // a panel that (against the adapters' rules) echoes the password: the job still redacts it
-      mailboxCreate.configureMailboxCreate({ appKey: TEST_APP_KEY, panelFactory: fakePanel((i) => { throw new PanelError(kind, `refused ${i.local_part} with password ${i.password}`); }).factory });
+      mailboxCreate.configureMailboxCreate({ panelFactory: fakePanel((i) => { throw new PanelError(kind, `refused ${i.local_part} with password ${i.password}`); }).factory });
       const p = await pending();
       let err: unknown;
       try { await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }).j, 'token'); } catch (e) { err = e; }
@@ -150,7 +171,7 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
   });
 
   it('"exists" on a later attempt (an earlier attempt created it before failing) counts as created', async () => {
-    mailboxCreate.configureMailboxCreate({ appKey: TEST_APP_KEY, panelFactory: fakePanel(() => { throw new PanelError('exists', 'already exists'); }).factory });
+    mailboxCreate.configureMailboxCreate({ panelFactory: fakePanel(() => { throw new PanelError('exists', 'already exists'); }).factory });
     const p = await pending();
     const r = await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }, { attemptsMade: 1 }).j, 'token');
     expect(r.status).to.equal('created');
@@ -159,7 +180,7 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
   });
 
   it('rate_limited moves the job to delayed for the panel\'s Retry-After (DelayedError), keeping the sealed row', async () => {
-    mailboxCreate.configureMailboxCreate({ appKey: TEST_APP_KEY, panelFactory: fakePanel(() => { throw new PanelError('rate_limited', 'HTTP 429', { retryAfterMs: 45_000 }); }).factory });
+    mailboxCreate.configureMailboxCreate({ panelFactory: fakePanel(() => { throw new PanelError('rate_limited', 'HTTP 429', { retryAfterMs: 45_000 }); }).factory });
     const p = await pending();
     const { j, delayed } = job({ request_id: p.requestId, secret_id: p.secretId });
     const before = Date.now();

@@ -59,6 +59,26 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     expect(lines.filter((l) => l.includes('job scheduler registered'))).to.have.length(2);
   });
 
+  it('runs invoice-overdue once as soon as the worker starts (catch-up), then keeps the hourly pattern', async () => {
+    const prefix = uniquePrefix();
+    const t = await makeTenant();
+    const { customerId } = await seedBasics(t);
+    const inv = await t.scope.insert('invoices', { invoice_number: `INV-C-${randomBytes(3).toString('hex')}`, customer_id: customerId, amount: 5, status: 'unpaid', due_date: utcDate(-2) });
+    const events = new QueueEvents('invoice-overdue', { connection: { url: env.redisUrl }, prefix });
+    closers.push(() => events.close());
+    await events.waitUntilReady();
+    const completed = new Promise<string>((resolve) => events.on('completed', ({ jobId }) => resolve(jobId)));
+    handles.push(await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger, queues: ['invoice-overdue'] }));
+    const jobId = await completed;
+    expect(jobId).to.match(/^repeat:invoice-overdue-hourly:\d+$/);
+    expect((await env.knex('invoices').where({ id: inv.id }).first('status')).status).to.equal('overdue');
+    const [s] = await schedulersOf(prefix, 'invoice-overdue');
+    expect(s.pattern).to.equal('5 * * * *');
+    const next = new Date(Number(s.next));
+    expect(next.getUTCMinutes()).to.equal(5);
+    expect(next.getTime()).to.be.greaterThan(Date.now());
+  });
+
   it('does not duplicate the schedulers when started twice', async () => {
     const prefix = uniquePrefix();
     handles.push(await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger }));
@@ -100,7 +120,9 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     const events = new QueueEvents('invoice-overdue', { connection: { url: env.redisUrl }, prefix });
     closers.push(() => queues.close(), () => events.close());
     await events.waitUntilReady();
-    handles.push(await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger, queues: ['invoice-overdue'] }));
+    // without the scheduler: its catch-up run at start would mark the invoice before the enqueued job runs
+    const noScheduler = { 'invoice-overdue': { ...registry['invoice-overdue']!, scheduler: undefined } };
+    handles.push(await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger, queues: ['invoice-overdue'], registry: noScheduler }));
 
     const id = await invoiceOverdue.enqueue(queues);
     expect(id).to.match(/^invoice-overdue-all-\d{12}$/);

@@ -27,7 +27,7 @@ export type { DashboardDeps } from './kit.js';
 export function createDashboardRouter(deps: DashboardDeps): Router {
   const router = new Router();
   const kit = createKit(deps);
-  const throttle = new LoginThrottle(deps.redis, deps.config.loginThrottle ?? { points: 5, durationSeconds: 900 });
+  const throttle = new LoginThrottle(deps.redis, deps.config.loginThrottle ?? { points: 5, durationSeconds: 900, keyPrefix: 'rl:mail-dashboard-login' });
 
   router.get('/login', kit.page({ auth: false }, async (ctx, req) => {
     if (req.session) return kit.redirect(ctx, '/dashboard');

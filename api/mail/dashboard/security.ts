@@ -1,7 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 /**
  * Browser-side protections of the operator dashboard (issue 3 §5): the session cookie
@@ -75,47 +74,4 @@ export function securityHeaders(ctx: Koa.Context): void {
   ctx.set('Pragma', 'no-cache');
 }
 
-/** Login throttling settings: failures allowed per IP+e-mail within the window. */
-export interface LoginThrottleOptions { points: number; durationSeconds: number; keyPrefix?: string }
-
-/**
- * Login throttling (OWASP / rate-limiter-flexible's "login endpoint protection" recipe): failures
- * are counted per IP + e-mail (default 5 per 15 minutes) and per IP (20 times that); once a
- * counter is used up every attempt answers 429 until the window ends, even with the right password.
- * A success clears the IP + e-mail counter. If Redis fails, an in-process limiter stands in.
- */
-export class LoginThrottle {
-  private readonly byPair: RateLimiterRedis;
-  private readonly byIp: RateLimiterRedis;
-  constructor(redis: Redis, readonly opts: LoginThrottleOptions = { points: 5, durationSeconds: 900 }) {
-    const prefix = opts.keyPrefix ?? 'mail-dash:login';
-    const mk = (points: number, p: string) => new RateLimiterRedis({
-      storeClient: redis, points, duration: opts.durationSeconds, keyPrefix: `${prefix}:${p}`,
-      insuranceLimiter: new RateLimiterMemory({ points, duration: opts.durationSeconds, keyPrefix: `${prefix}:${p}:mem` }),
-    });
-    this.byPair = mk(opts.points, 'pair');
-    this.byIp = mk(opts.points * 20, 'ip');
-  }
-
-  private static pair(ip: string, email: string): string { return `${ip}|${email.trim().toLowerCase()}`; }
-
-  /** @returns seconds to wait when blocked, or 0 when an attempt may be made */
-  async blockedFor(ip: string, email: string): Promise<number> {
-    const [p, i] = await Promise.all([this.byPair.get(LoginThrottle.pair(ip, email)), this.byIp.get(ip)]);
-    let wait = 0;
-    if (p && p.consumedPoints >= this.opts.points) wait = Math.max(wait, p.msBeforeNext);
-    if (i && i.consumedPoints >= this.opts.points * 20) wait = Math.max(wait, i.msBeforeNext);
-    return wait > 0 ? Math.max(1, Math.ceil(wait / 1000)) : 0;
-  }
-
-  /** Counts a failed attempt. */
-  async failed(ip: string, email: string): Promise<void> {
-    const swallow = (e: unknown) => { if (!(e instanceof RateLimiterRes)) throw e; };
-    await Promise.all([this.byPair.consume(LoginThrottle.pair(ip, email)).catch(swallow), this.byIp.consume(ip).catch(swallow)]);
-  }
-
-  /** Clears the IP + e-mail counter after a successful sign-in. */
-  async succeeded(ip: string, email: string): Promise<void> {
-    await this.byPair.delete(LoginThrottle.pair(ip, email));
-  }
-}
+export { LoginThrottle, type LoginThrottleOptions } from '../../../lib/login-throttle.js';

@@ -64,3 +64,31 @@ describe('login, me, logout (DESIGN.md §5)', () => {
     expect(res.body.code).to.equal('NOT_FOUND');
   });
 });
+
+describe('login throttling (POST /api/auth/login)', () => {
+  it('refuses with 429 RATE_LIMITED and Retry-After after the allowed failures, even with the right password; other e-mails unaffected', async () => {
+    const app = await startTestApp({ loginThrottle: { points: 3, durationSeconds: 900, keyPrefix: `t-login-${process.pid}-${Date.now()}` } });
+    const a = await makeTenant();
+    const b = await makeTenant();
+    for (let i = 0; i < 3; i++) {
+      const r = await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: 'wrong-password' } });
+      expect(r.status).to.equal(401);
+    }
+    const blocked = await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: PASSWORD } });
+    expect(blocked.status).to.equal(429);
+    expect(blocked.body.code).to.equal('RATE_LIMITED');
+    expect(Number(blocked.headers.get('retry-after'))).to.be.greaterThan(0);
+    expect(blocked.body).not.to.have.property('token');
+    const other = await app.request('POST', '/api/auth/login', { body: { email: b.admin.email, password: PASSWORD } });
+    expect(other.status).to.equal(200);
+  });
+
+  it('a successful login clears the counter of that IP and e-mail', async () => {
+    const app = await startTestApp({ loginThrottle: { points: 2, durationSeconds: 900, keyPrefix: `t-login2-${process.pid}-${Date.now()}` } });
+    const a = await makeTenant();
+    expect((await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: 'wrong-password' } })).status).to.equal(401);
+    expect((await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: PASSWORD } })).status).to.equal(200);
+    expect((await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: 'wrong-password' } })).status).to.equal(401);
+    expect((await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: PASSWORD } })).status).to.equal(200);
+  });
+});

@@ -6,7 +6,7 @@ import { getMailStack, type MailStack } from '../../helpers/mail.js';
 import { env, registerCleanup } from '../../helpers/env.js';
 import { makeTenant, makeIntegrationToken } from '../../helpers/fixtures.js';
 import {
-  SENTINEL_MAILBOX_PASSWORD as PW, enc, makeDomain, makeKey, makeMailbox, startMailTestApp, uniq, type DomainFixture, type MailTestApp,
+  SENTINEL_MAILBOX_PASSWORD as PW, captureLogger, enc, makeDomain, makeKey, makeMailbox, startMailTestApp, uniq, type DomainFixture, type MailTestApp,
 } from './support.js';
 
 /**
@@ -30,7 +30,7 @@ describe('Mailbox API: access errors and their order (document 3 "Errors")', () 
   before(async function () {
     this.timeout(120_000);
     stack = await getMailStack();
-    client = createMailboxClient({ idleMs: 500 });
+    client = createMailboxClient({ idleMs: 500, logger: captureLogger() });
     registerCleanup(() => client.close());
     app = await startMailTestApp({ mailClient: client });
     domain = await makeDomain({ imap: stack.imap, smtp: stack.smtp });

@@ -26,9 +26,9 @@ describe('Mailbox API: create mailbox through the mailbox-create job (nock\'ed c
 
   before(async function () {
     this.timeout(60_000);
-    mailboxCreate.configureMailboxCreate({ appKey: TEST_APP_KEY });
+    mailboxCreate.configureMailboxCreate({});
     const workers = await startWorkers({
-      redisUrl: env.redisUrl, knex: env.knex, queues: ['mailbox-create'], prefix, logger: captureLogger(), shutdownGraceMs: 1000,
+      redisUrl: env.redisUrl, knex: env.knex, appKey: TEST_APP_KEY, queues: ['mailbox-create'], prefix, logger: captureLogger(), shutdownGraceMs: 1000,
       registry: { 'mailbox-create': { processor: mailboxCreate.process, concurrency: 5 } },
     });
     registerCleanup(() => workers.close());

@@ -3,7 +3,7 @@ import type { ImapFlow } from 'imapflow';
 import { createMailboxClient, type MailboxClient } from '../../../jobs/adapters/mailbox-client/index.js';
 import { getMailStack, type MailStack } from '../../helpers/mail.js';
 import { registerCleanup } from '../../helpers/env.js';
-import { SENTINEL_MAILBOX_PASSWORD as PW, enc, makeDomain, makeKey, makeMailbox, startMailTestApp, uniq, type MailTestApp } from './support.js';
+import { SENTINEL_MAILBOX_PASSWORD as PW, captureLogger, enc, makeDomain, makeKey, makeMailbox, startMailTestApp, uniq, type MailTestApp } from './support.js';
 
 /** Raw header block of a message -> lowercase name -> unfolded value (first occurrence). */
 function headersOf(raw: Buffer | string): Record<string, string> {
@@ -45,7 +45,9 @@ describe('Mailbox API: e-mail endpoints against real Dovecot and SMTP (document 
   let client: MailboxClient;
   let box: { id: number; email: string };
   let second: { id: number; email: string };
+  let bulk: { id: number; email: string };
   let sender: string;
+  const ccAddress = `cc-${uniq()}@outside.test`;
   let key: string;
   const origId = `<orig-${uniq()}@outside.test>`;
   const rootId = `<root-${uniq()}@outside.test>`;
@@ -53,27 +55,29 @@ describe('Mailbox API: e-mail endpoints against real Dovecot and SMTP (document 
   before(async function () {
     this.timeout(120_000);
     stack = await getMailStack();
-    client = createMailboxClient({ idleMs: 2000 });
+    client = createMailboxClient({ idleMs: 2000, logger: captureLogger() });
     registerCleanup(() => client.close());
     app = await startMailTestApp({ mailClient: client });
     const domain = await makeDomain({ imap: stack.imap, smtp: stack.smtp });
     box = await makeMailbox(domain, `inbox-${uniq()}`);
     second = await makeMailbox(domain, `second-${uniq()}`);
+    bulk = await makeMailbox(domain, `bulk-${uniq()}`);
     sender = `sender-${uniq()}@outside.test`;
-    for (const e of [box.email, second.email, sender]) await stack.addMailbox(e, PW);
+    for (const e of [box.email, second.email, bulk.email, sender]) await stack.addMailbox(e, PW);
+    for (let i = 1; i <= 25; i++) await stack.deliver({ from: sender, to: bulk.email, subject: `Bulk ${i}`, text: `message ${i}` });
     await stack.deliver({ from: sender, to: box.email, subject: 'First', text: 'one' });
-    await stack.deliver({ from: sender, to: box.email, subject: 'Second', text: 'two', cc: `cc-${uniq()}@outside.test` });
+    await stack.deliver({ from: sender, to: box.email, subject: 'Second', text: 'two', cc: ccAddress });
     await stack.deliver({
       from: sender, to: box.email, subject: 'Question', text: 'Can you help?', html: '<p>Can you <b>help</b>?</p>', messageId: origId, references: rootId,
       attachments: [{ filename: 'notes.txt', content: 'attached text', contentType: 'text/plain' }],
     });
-    key = (await makeKey(domain, [box.id, second.id], ['emails:read', 'emails:reply', 'emails:send'])).key;
+    key = (await makeKey(domain, [box.id, second.id, bulk.id], ['emails:read', 'emails:reply', 'emails:send'])).key;
   });
 
   it('GET /api/v1/mailboxes lists the key\'s mailboxes with their IMAP and SMTP hosts', async () => {
     const res = await app.request('GET', '/api/v1/mailboxes', { key });
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal({ data: [box.email, second.email].sort().map((email) => ({ email, imap_host: stack.imap.host, smtp_host: stack.smtp.host })) });
+    expect(res.body).to.deep.equal({ data: [box.email, second.email, bulk.email].sort().map((email) => ({ email, imap_host: stack.imap.host, smtp_host: stack.smtp.host })) });
   });
 
   it('lists e-mails newest first with document 3\'s summary fields; limit bounds the count', async () => {
@@ -91,6 +95,25 @@ describe('Mailbox API: e-mail endpoints against real Dovecot and SMTP (document 
     expect(two.body.data.map((e: { subject: string }) => e.subject)).to.deep.equal(['Question', 'Second']);
     const empty = await app.request('GET', `/api/v1/mailboxes/${enc(second.email)}/emails`, { key, password: PW });
     expect(empty.body).to.deep.equal({ data: [] });
+  });
+
+  it('limit defaults to 20 (the newest) and goes up to 100', async () => {
+    const def = await app.request('GET', `/api/v1/mailboxes/${enc(bulk.email)}/emails`, { key, password: PW });
+    expect(def.status).to.equal(200);
+    expect(def.body.data.map((e: { subject: string }) => e.subject)).to.deep.equal(Array.from({ length: 20 }, (_, i) => `Bulk ${25 - i}`));
+    const max = await app.request('GET', `/api/v1/mailboxes/${enc(bulk.email)}/emails?limit=100`, { key, password: PW });
+    expect(max.status).to.equal(200);
+    expect(max.body.data).to.have.length(25);
+    expect(max.body.data.at(-1).subject).to.equal('Bulk 1');
+  });
+
+  it('the detail carries cc and the RFC 2822 date of the message', async () => {
+    const list = await app.request('GET', `/api/v1/mailboxes/${enc(box.email)}/emails`, { key, password: PW });
+    const s = list.body.data.find((e: { subject: string }) => e.subject === 'Second');
+    const res = await app.request('GET', `/api/v1/mailboxes/${enc(box.email)}/emails/${s.id}`, { key, password: PW });
+    expect(res.status).to.equal(200);
+    expect(res.body.data).to.include({ id: s.id, subject: 'Second', cc: ccAddress, date: s.date, in_reply_to: '', reply_to: '' });
+    expect(res.body.data.text.trim()).to.equal('two');
   });
 
   it('reads one e-mail (document 3 detail + parsed fields) and unseen=1 drops it afterwards', async () => {

@@ -87,6 +87,12 @@ describe('Mailbox API: index, /openapi.json, /docs (document 3)', () => {
     expect(nope.body).to.deep.include({ ok: false, error: 'not_found' });
   });
 
+  it('a JSON body over 1 MB answers 413 payload_too_large, as JSON', async () => {
+    const res = await app.request('POST', '/api/v1/mailboxes/x%40example.test/send', { raw: JSON.stringify({ to: 'a@example.test', subject: 's', body: 'x'.repeat(1_100_000) }) });
+    expect(res.status).to.equal(413);
+    expect(res.body).to.deep.equal({ ok: false, error: 'payload_too_large', message: 'The request body is too large.' });
+  });
+
   it('unknown routes answer 404 not_found and wrong methods 405 method_not_allowed, as JSON', async () => {
     const a = await app.request('GET', '/api/v1/nothing-here');
     expect(a.status).to.equal(404);

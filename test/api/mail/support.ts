@@ -21,11 +21,30 @@ export const SENTINEL_MAILBOX_PASSWORD = 'Sentinel-MBX-6d1f0a9b-pw';
 /** The initial password of every mailbox the create tests ask for; it must appear nowhere afterwards. */
 export const SENTINEL_NEW_PASSWORD = 'Sentinel-NEW-3c7e52d4-pw';
 
-const g = globalThis as unknown as { __mailTestLogs?: string[]; __mailTestKey?: Buffer };
+const g = globalThis as unknown as { __mailTestLogs?: string[]; __mailTestKey?: Buffer; __mailTestOutput?: string[] };
 /** Every log line written by any mail app or job logger of these tests. */
 export const allMailLogs: string[] = (g.__mailTestLogs ??= []);
 /** The APP_KEY of this test run. */
 export const TEST_APP_KEY: Buffer = (g.__mailTestKey ??= randomBytes(32));
+
+/**
+ * Everything this test process writes to stdout and stderr from the first import of this module on
+ * (console output, loggers without a capture sink, library warnings): the sentinel check of
+ * test/zz-no-secrets.test.ts searches it too. The streams still print as before.
+ */
+export const processOutput: string[] = (g.__mailTestOutput ??= teeProcessOutput());
+
+function teeProcessOutput(): string[] {
+  const out: string[] = [];
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write.bind(stream) as (...a: unknown[]) => boolean;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      out.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8'));
+      return write(chunk, ...rest);
+    }) as typeof stream.write;
+  }
+  return out;
+}
 
 /** A logger whose lines land in `into` and in allMailLogs. */
 export function captureLogger(into: string[] = []) {

@@ -10,15 +10,18 @@ import { registerCleanup } from '../../../helpers/env.js';
 
 /**
  * A TCP proxy in front of Dovecot's IMAP port that counts connections (= IMAP logins of the
- * client). While `hold` is set, new connections are accepted but not forwarded (no greeting).
+ * client) and knows how many client connections are open right now (`open()`). While `hold` is
+ * set, new connections are accepted but not forwarded (no greeting).
  */
 async function countingProxy(target: { host: string; port: number }) {
   const sockets = new Set<net.Socket>();
+  const clients = new Set<net.Socket>();
   const state = { connections: 0, hold: false, onConnection: null as null | (() => void) };
   const server = net.createServer((down) => {
     state.connections++;
     sockets.add(down);
-    down.on('close', () => sockets.delete(down));
+    clients.add(down);
+    down.on('close', () => { sockets.delete(down); clients.delete(down); });
     down.on('error', () => down.destroy());
     state.onConnection?.();
     if (state.hold) return;
@@ -31,7 +34,12 @@ async function countingProxy(target: { host: string; port: number }) {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   registerCleanup(() => { for (const s of sockets) s.destroy(); server.close(); });
-  return { port: (server.address() as AddressInfo).port, state };
+  return { port: (server.address() as AddressInfo).port, state, open: () => clients.size };
+}
+
+/** Polls `cond` every 20 ms, at most `ms` (no timing is asserted: the caller checks the state after). */
+async function until(cond: () => boolean, ms = 5000): Promise<void> {
+  for (const end = Date.now() + ms; !cond() && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
 }
 
 async function caught(p: Promise<unknown>): Promise<Error> {
@@ -183,6 +191,36 @@ describe('mailbox client: failures and connection reuse (real Dovecot + SMTP rel
       // the aborted connection is not reused
       await c.listEmails(viaProxy, { limit: 5, unseen: false });
       expect(proxy.state.connections).to.equal(2);
+    } finally { await c.close(); }
+  });
+
+  it('closes connections: at once after a failed login or an abort, a pooled one after idleMs; none is left open', async () => {
+    const proxy = await countingProxy(stack.imap);
+    const viaProxy = { ...pooled, imap: { ...pooled.imap, port: proxy.port } };
+    const c = createMailboxClient({ idleMs: 300 });
+    try {
+      const err = await caught(c.listEmails({ ...viaProxy, password: SENTINEL }, { limit: 5, unseen: false }));
+      errors.push(err);
+      expect(err).to.be.instanceOf(MailAuthError);
+      await until(() => proxy.open() === 0);
+      expect(proxy.open(), 'after a failed login').to.equal(0);
+
+      proxy.state.hold = true;
+      const connected = new Promise<void>((r) => { proxy.state.onConnection = r; });
+      const ac = new AbortController();
+      const p = c.listEmails(viaProxy, { limit: 5, unseen: false }, ac.signal);
+      await connected;
+      expect(proxy.open()).to.equal(1);
+      ac.abort();
+      expect(await caught(p)).to.be.instanceOf(MailServerError);
+      proxy.state.hold = false;
+      await until(() => proxy.open() === 0);
+      expect(proxy.open(), 'after an abort').to.equal(0);
+
+      await c.listEmails(viaProxy, { limit: 5, unseen: false });
+      expect(proxy.open(), 'pooled while idle').to.equal(1);
+      await until(() => proxy.open() === 0);
+      expect(proxy.open(), 'after idleMs').to.equal(0);
     } finally { await c.close(); }
   });
 

@@ -1,31 +1,37 @@
 import { expect } from 'chai';
 import fs from 'node:fs/promises';
 import nock from 'nock';
-import { startWorkers } from '../../../workers/main.js';
-import * as mailboxCreate from '../../../jobs/mailbox-create.js';
-import { createMailboxClient } from '../../../jobs/adapters/mailbox-client/index.js';
-import { getMailStack } from '../../helpers/mail.js';
-import { env, registerCleanup } from '../../helpers/env.js';
-import { FakeMailboxClient } from './fake-client.js';
+import { startWorkers } from '../workers/main.js';
+import * as mailboxCreate from '../jobs/mailbox-create.js';
+import { createMailboxClient } from '../jobs/adapters/mailbox-client/index.js';
+import { getMailStack } from './helpers/mail.js';
+import { env, registerCleanup } from './helpers/env.js';
+import { FakeMailboxClient } from './api/mail/fake-client.js';
 import {
   SENTINEL_MAILBOX_PASSWORD as PW, SENTINEL_NEW_PASSWORD as NEW_PW, TEST_APP_KEY, allMailLogs, captureLogger, dumpStores, enc, makeDomain, makeKey,
-  makeMailbox, secretForms, startMailTestApp, uniq,
-} from './support.js';
+  makeMailbox, processOutput, secretForms, startMailTestApp, uniq,
+} from './api/mail/support.js';
 
 /**
- * Issue 3 item 4: mailbox passwords are never stored. Runs after the other Mailbox API tests (file
- * order) and also exercises the sentinels itself: a header and a body password against real
- * Dovecot, a failing create whose panel answer quotes the new password, an unexpected error whose
- * message carries the password. Then neither sentinel may appear in any table, any Redis key or
- * value, any log line of the mail apps and jobs, or Dovecot's log.
+ * Issue 3 item 4: mailbox passwords are never stored. This file sorts last (`test/zz-...`), so with
+ * `npm test` it runs after every test that uses the sentinels (test/api/mail/*, test/jobs/
+ * mailbox-create.test.ts, ...); its `before` checks that it really is the last suite of the run.
+ * It also exercises the sentinels itself: a header and a body password against real Dovecot, a
+ * failing create whose panel answer quotes the new password, an unexpected error whose message
+ * carries the password. Then neither sentinel may appear in any table, any Redis key or value, any
+ * log line of the mail apps, jobs and mail clients, anything the test process printed, or
+ * Dovecot's log.
  */
 describe('Mailbox API: the sentinel passwords appear nowhere afterwards (issue 3 item 4)', () => {
   let serverErrorBody: any;
 
   before(async function () {
     this.timeout(120_000);
+    const suite = this.test!.parent!;
+    const last = suite.parent!.suites.at(-1);
+    expect(last, 'the sentinel check must be the last suite of the run (run the whole suite, or name this file last)').to.equal(suite);
     const stack = await getMailStack();
-    const client = createMailboxClient({ idleMs: 500 });
+    const client = createMailboxClient({ idleMs: 500, logger: captureLogger() });
     registerCleanup(() => client.close());
     const app = await startMailTestApp({ mailClient: client });
     const domain = await makeDomain({ imap: stack.imap, smtp: stack.smtp, panel: { type: 'cpanel', host: `cp-${uniq()}.example.test`, port: 2083, user: 'u', password: 'TOKEN-ZZ-0123456789' } });
@@ -39,9 +45,9 @@ describe('Mailbox API: the sentinel passwords appear nowhere afterwards (issue 3
 
     // a create whose panel quotes the password back in its error
     const prefix = `{mailzz-${uniq()}}`;
-    mailboxCreate.configureMailboxCreate({ appKey: TEST_APP_KEY });
+    mailboxCreate.configureMailboxCreate({});
     const workers = await startWorkers({
-      redisUrl: env.redisUrl, knex: env.knex, queues: ['mailbox-create'], prefix, logger: captureLogger(), shutdownGraceMs: 1000,
+      redisUrl: env.redisUrl, knex: env.knex, appKey: TEST_APP_KEY, queues: ['mailbox-create'], prefix, logger: captureLogger(), shutdownGraceMs: 1000,
       registry: { 'mailbox-create': { processor: mailboxCreate.process } },
     });
     registerCleanup(() => workers.close());
@@ -83,12 +89,14 @@ describe('Mailbox API: the sentinel passwords appear nowhere afterwards (issue 3
     for (const s of [PW, NEW_PW]) for (const f of secretForms(s)) expect(redis, f).not.to.include(f);
   });
 
-  it('neither sentinel is in any log line of the mail apps and jobs, nor in Dovecot\'s log', async () => {
+  it('neither sentinel is in any log line of the mail apps, jobs and mail clients, in anything the test process printed, nor in Dovecot\'s log', async () => {
     expect(allMailLogs.length).to.be.greaterThan(10);
+    expect(processOutput.join('')).to.include('Mailbox API');
     const dovecotLog = await fs.readFile((await getMailStack()).dovecot.logFile, 'utf8');
     for (const s of [PW, NEW_PW]) {
       for (const f of secretForms(s)) {
         expect(allMailLogs.join('\n'), f).not.to.include(f);
+        expect(processOutput.join(''), f).not.to.include(f);
         expect(dovecotLog, f).not.to.include(f);
       }
     }
