@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import type Router from '@koa/router';
 import type { RouteDef } from '../http/route.js';
 import { buildOpenApi, type OpenApiDocument, type OpenApiInfo, type OpenApiOptions } from '../http/openapi.js';
-import type { AppContext } from '../context.js';
+import type Koa from 'koa';
 
 /**
  * GET /openapi.json, GET /docs and GET /docs/assets/:file (DESIGN.md §4 "OpenAPI"; issue 2 item 11).
@@ -95,28 +95,41 @@ export interface DocsOptions {
  */
 export function mountDocs(router: Router, opts: DocsOptions): OpenApiDocument {
   const doc = buildOpenApi(opts.routes, opts.info, opts.options);
+  serveDocs(router, doc, opts.info.title, opts.info.serverUrl);
+  return doc;
+}
+
+/**
+ * Registers GET /openapi.json, GET /docs and GET /docs/assets/:file for an already built document
+ * (the web service and the Mailbox API both serve their docs through this).
+ * @param router the service's router (paths are absolute)
+ * @param doc the OpenAPI 3.1 document
+ * @param title service title shown in the page title
+ * @param serverUrl the service's announced origin (allowed in connect-src for "Try it out")
+ */
+export function serveDocs(router: Router, doc: OpenApiDocument, title: string, serverUrl: string): void {
   const json = JSON.stringify(doc);
-  const html = docsHtml(`${opts.info.title} — API docs`);
+  const html = docsHtml(`${title} — API docs`);
   let apiOrigin = '';
-  try { apiOrigin = new URL(opts.info.serverUrl).origin; } catch { /* relative server URL: same origin */ }
+  try { apiOrigin = new URL(serverUrl).origin; } catch { /* relative server URL: same origin */ }
   const csp = [
     "default-src 'self'", "img-src 'self' data:", "style-src 'self' 'unsafe-inline'", "script-src 'self'",
     `connect-src 'self'${apiOrigin ? ` ${apiOrigin}` : ''}`, "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'",
   ].join('; ');
 
-  router.get('/openapi.json', (ctx: AppContext) => {
+  router.get('/openapi.json', (ctx: Koa.Context) => {
     ctx.set('Cache-Control', 'no-cache');
     ctx.type = 'application/json';
     ctx.body = json;
   });
-  router.get('/docs', (ctx: AppContext) => {
+  router.get('/docs', (ctx: Koa.Context) => {
     ctx.set('Cache-Control', 'no-cache');
     ctx.set('Content-Security-Policy', csp);
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = html;
   });
-  router.get('/docs/assets/:file', (ctx: AppContext) => {
+  router.get('/docs/assets/:file', (ctx: Koa.Context) => {
     const name = String(ctx.params.file ?? '');
     const body = assetBody(name);
     if (!body) return; // not allow-listed: the errors middleware answers 404 NOT_FOUND
@@ -128,5 +141,4 @@ export function mountDocs(router: Router, opts: DocsOptions): OpenApiDocument {
     ctx.type = DOC_ASSETS[name].type;
     ctx.body = body;
   });
-  return doc;
 }

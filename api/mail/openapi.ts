@@ -1,15 +1,12 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { createRequire } from 'node:module';
 import Router from '@koa/router';
 import { buildOpenApi, type OpenApiDocument } from '../http/openapi.js';
 import { RATE_LIMIT_HEADERS, type CommonErrorDef } from '../http/openapi-errors.js';
 import type { RouteDef } from '../http/route.js';
-import { DOC_ASSETS, SWAGGER_UI_DIR, docsHtml } from '../docs/routes.js';
+import { serveDocs } from '../docs/routes.js';
 import { MAIL_ERRORS, type MailErrorCode } from './errors.js';
 import { mailErrorBody } from './schemas.js';
 import type { MailRouteDef } from './routes.js';
-import type { MailContext } from './context.js';
 
 /**
  * /openapi.json (OpenAPI 3.1) and /docs (swagger-ui served from node_modules/swagger-ui-dist) of
@@ -131,33 +128,7 @@ export function buildMailOpenApi(routes: MailRouteDef[], serverUrl: string): Ope
  */
 export function createMailDocsRouter(routes: MailRouteDef[], serverUrl: string): { router: Router; doc: OpenApiDocument } {
   const doc = buildMailOpenApi(routes, serverUrl);
-  const json = JSON.stringify(doc);
-  const html = docsHtml('Mailbox API — API docs');
-  const csp = ["default-src 'self'", "img-src 'self' data:", "style-src 'self' 'unsafe-inline'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"].join('; ');
-  const cache = new Map<string, Buffer>();
   const router = new Router();
-  router.get('/openapi.json', (ctx: MailContext) => {
-    ctx.set('Cache-Control', 'no-cache');
-    ctx.type = 'application/json';
-    ctx.body = json;
-  });
-  router.get('/docs', (ctx: MailContext) => {
-    ctx.set('Cache-Control', 'no-cache');
-    ctx.set('Content-Security-Policy', csp);
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = html;
-  });
-  router.get('/docs/assets/:file', (ctx: MailContext) => {
-    const name = String(ctx.params.file ?? '');
-    if (!Object.hasOwn(DOC_ASSETS, name)) return; // 404 not_found from the error middleware
-    const a = DOC_ASSETS[name];
-    let buf = cache.get(name);
-    if (!buf) { buf = a.text !== undefined ? Buffer.from(a.text) : fs.readFileSync(path.join(SWAGGER_UI_DIR, a.file!)); cache.set(name, buf); }
-    ctx.set('Cache-Control', 'public, max-age=604800');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.type = a.type;
-    ctx.body = buf;
-  });
+  serveDocs(router, doc, 'Mailbox API', serverUrl);
   return { router, doc };
 }
