@@ -1,6 +1,5 @@
 import http from 'node:http';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { loadServerConfig } from '../lib/config.js';
 import { createLogger } from '../lib/logger.js';
 import { createKnex } from '../db/knex.js';
@@ -13,10 +12,7 @@ import { createApp } from './app.js';
  */
 export async function startWeb(env: NodeJS.ProcessEnv = process.env): Promise<{ server: http.Server; close(): Promise<void> }> {
   const config = loadServerConfig(env);
-  // Asynchronous stdout: lines written in the background in batches instead of one blocking
-  // write per request line (still one line per request); flushed on close.
-  const logDest = pino.destination({ dest: 1, sync: false });
-  const logger = createLogger(config.logLevel, logDest);
+  const logger = createLogger(config.logLevel);
   const knex = createKnex(config.databaseUrl);
   const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
@@ -31,7 +27,6 @@ export async function startWeb(env: NodeJS.ProcessEnv = process.env): Promise<{ 
     await queues.close();
     redis.disconnect();
     await knex.destroy();
-    try { logDest.flushSync(); } catch { /* nothing left to write, or stdout is gone */ }
   };
   return { server, close };
 }

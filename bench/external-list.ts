@@ -24,7 +24,7 @@ const N = 100_000;
 const FIRST = ['Budi', 'Siti', 'Agus', 'Dewi', 'Andi', 'Rina', 'Joko', 'Sri', 'Eko', 'Wati', 'Hadi', 'Yuni', 'Rudi', 'Lina', 'Dian', 'Tono', 'Ayu', 'Bayu', 'Nina', 'Fajar'];
 const LAST = ['Santoso', 'Wijaya', 'Saputra', 'Lestari', 'Pratama', 'Hidayat', 'Kurniawan', 'Susanti', 'Setiawan', 'Rahayu', 'Gunawan', 'Permata', 'Nugroho', 'Utami', 'Halim', 'Siregar', 'Harahap', 'Tanjung', 'Purba', 'Sihombing'];
 
-interface Result { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number }
+interface Result { name: string; rps: number; p50: number; p99: number; mean: number; errors: number; non2xx: number }
 
 function arg(args: string[], name: string, def: string): string {
   const i = args.indexOf(`--${name}`);
@@ -46,8 +46,8 @@ function cannon(url: string, headers: Record<string, string>, duration: number):
 async function measure(name: string, url: string, headers: Record<string, string>, duration: number): Promise<Result> {
   await cannon(url, headers, 2); // warm-up
   const r = await cannon(url, headers, duration);
-  const res = { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
-  console.log(`${name.padEnd(34)} ${res.rps.toFixed(0).padStart(6)} req/s  p50 ${String(res.p50).padStart(4)} ms  p99 ${String(res.p99).padStart(4)} ms${res.non2xx || res.errors ? `  (non2xx ${res.non2xx}, errors ${res.errors})` : ''}`);
+  const res = { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, mean: r.latency.mean, errors: r.errors, non2xx: r.non2xx };
+  console.log(`${name.padEnd(34)} ${res.rps.toFixed(0).padStart(6)} req/s  p50 ${String(res.p50).padStart(4)} ms  p99 ${String(res.p99).padStart(4)} ms  mean ${res.mean.toFixed(1).padStart(6)} ms${res.non2xx || res.errors ? `  (non2xx ${res.non2xx}, errors ${res.errors})` : ''}`);
   return res;
 }
 
@@ -87,6 +87,16 @@ export async function run(args: string[]): Promise<void> {
     await seed(knex, a.tenant.id);
     await seed(knex, b.tenant.id);
     await knex.raw('VACUUM ANALYZE');
+    // The first VACUUM right after the bulk load leaves pages not all-visible here (PostgreSQL 18),
+    // and index-only scans then visit the heap; a table under autovacuum is all-visible. Repeat
+    // until the visibility map covers the table, as the issue asks for a vacuumed table.
+    for (let i = 0; i < 3; i++) {
+      const v = (await knex.raw(`SELECT relpages, relallvisible FROM pg_class WHERE relname = 'customers'`)).rows[0];
+      if (v.relallvisible >= v.relpages) break;
+      await knex.raw('VACUUM customers');
+    }
+    const vm = (await knex.raw(`SELECT relpages, relallvisible FROM pg_class WHERE relname = 'customers'`)).rows[0];
+    console.log(`customers: ${vm.relpages} heap pages, ${vm.relallvisible} all-visible`);
     const { token } = await createToken(knex, a.tenant.id, a.admin.id, { name: 'bench', access: 'read' });
     const exact = Number((await knex('customers').where({ tenant_id: a.tenant.id }).count('* as n'))[0].n);
     const exactSuspended = Number((await knex('customers').where({ tenant_id: a.tenant.id, status: 'suspended' }).count('* as n'))[0].n);
@@ -140,6 +150,9 @@ export async function run(args: string[]): Promise<void> {
       `status page 90 p50 / page 1 p50, <= 2         ${ratio(R['app.s900'].p50, R['app.s1'].p50).padStart(6)}   ${R['app.s900'].p50 / R['app.s1'].p50 <= 2 ? 'yes' : 'NO'}`,
       `search p50 / plain p50, <= 2                  ${ratio(R['app.search'].p50, R['app.p1'].p50).padStart(6)}   ${R['app.search'].p50 / R['app.p1'].p50 <= 2 ? 'yes' : 'NO'}`,
       `broad search p50 / plain p50 (info)           ${ratio(R['app.search1'].p50, R['app.p1'].p50).padStart(6)}`,
+      `page 900 / page 1, mean latency (info)        ${ratio(R['app.p900'].mean, R['app.p1'].mean).padStart(6)}`,
+      `status page 90 / page 1, mean latency (info)  ${ratio(R['app.s900'].mean, R['app.s1'].mean).padStart(6)}`,
+      `search / plain, mean latency (info)           ${ratio(R['app.search'].mean, R['app.p1'].mean).padStart(6)}`,
       `app vs naive (b) throughput, page 1 (info)    ${ratio(R['app.p1'].rps, R['b.p1'].rps).padStart(6)}`,
       `app vs naive (b) throughput, page 900 (info)  ${ratio(R['app.p900'].rps, R['b.p900'].rps).padStart(6)}`,
     ];

@@ -8,16 +8,18 @@ import { CUSTOMER_COLUMNS, CUSTOMER_ONU_JOIN, customerShape } from './shapes.js'
  * GET /api/external/v1/customers (document 1; DESIGN.md §4): filters search, status,
  * updated_since; newest first with id tie-breaker; `total` always exact.
  *
- * Built to serve 100,000-customer tenants fast (issue 2 benchmark). Every page is one statement:
- * the page's ids come from a narrow subquery (LIMIT/OFFSET over an index, a "deferred join": deep
- * pages skip index entries, not joined rows) and only those rows are joined to their package and
- * ONU. How the total is found depends on the filters:
+ * Built to serve 100,000-customer tenants fast (issue 2 benchmark; docs/external-api.md). Every
+ * page is one statement, the total included. How the page and the total are found depends on the
+ * filters:
  *
- * | filters                    | total                                              | page ids                                   |
+ * | filters                    | total                                              | page                                       |
  * |----------------------------|----------------------------------------------------|--------------------------------------------|
- * | none, or status only       | customer_status_counts (trigger-maintained, see    | index-only scan of (tenant_id[, status],   |
- * |                            | migration 20261121010000): at most 3 rows summed   | created_at DESC, id DESC); deep pages in   |
- * |                            |                                                    | the back half are read from the oldest end |
+ * | none, or status only       | customer_status_counts (trigger-maintained, see    | first page: straight off the (tenant_id[,  |
+ * | (fixed named statements,   | migration 20261121010000): at most 3 rows summed   | status], created_at DESC, id DESC) index;  |
+ * | the hot path)              |                                                    | later pages: ids by an index-only scan of  |
+ * |                            |                                                    | it, then joined (a deferred join); deep    |
+ * |                            |                                                    | pages in the back half read from the       |
+ * |                            |                                                    | oldest end                                 |
  * | search (+ any other)       | count(*) of one GIN scan, materialised in a CTE    | top-N of the same CTE                      |
  * |                            | that also feeds the page (the search runs once)    |                                            |
  * | updated_since (+ status)   | count(*) with the same filters                     | the created_at index, filtered             |
@@ -33,46 +35,6 @@ export interface CustomerListQuery extends PageParams { search?: string; status?
  */
 export const REVERSE_SCAN_MIN_OFFSET = 1000;
 
-type Row = Record<string, any>;
-const newestFirst = (alias: string, order: 'asc' | 'desc' = 'desc') =>
-  [{ column: `${alias}.created_at`, order }, { column: `${alias}.id`, order }];
-
-/** Applies the list filters to a customers query aliased `alias`. */
-function filters(q: Knex.QueryBuilder, alias: string, query: CustomerListQuery): Knex.QueryBuilder {
-  if (query.status) q.where(`${alias}.status`, query.status);
-  if (query.updated_since) q.where(`${alias}.updated_at`, '>=', new Date(query.updated_since));
-  const ts = prefixTsQuery(`${alias}.search_vector`, query.search);
-  if (ts) q.whereRaw(ts.sql, ts.bindings);
-  return q;
-}
-
-async function readTotal(q: Knex.QueryBuilder): Promise<number> {
-  return Number(((await q.first()) as { n: number } | undefined)?.n ?? 0);
-}
-
-/**
- * Runs the page statement: `ids` (a subquery yielding the page's customer ids) joined to the
- * customer, its package and its ONU, plus `total` as an uncorrelated scalar subquery (computed
- * once) unless the total is already known; optional CTEs are attached to the statement. When the
- * page is empty, the total is read on its own.
- */
-async function runPage(
-  scope: TenantScope, query: CustomerListQuery, ids: Knex.QueryBuilder,
-  total: { known: number } | { query: Knex.QueryBuilder }, cte?: { name: string; query: Knex.QueryBuilder },
-) {
-  const withCte = (q: Knex.QueryBuilder) => (cte ? q.withMaterialized(cte.name, cte.query) : q);
-  const columns: (string | Knex.QueryBuilder)[] = [...CUSTOMER_COLUMNS];
-  if ('query' in total) columns.push(total.query.clone().as('_total'));
-  const rows: Row[] = await withCte(scope.table('customers', 'c'))
-    .join(ids.as('pg'), 'pg.id', 'c.id')
-    .leftJoin('packages as p', (j) => { j.on('p.id', 'c.package_id').andOn('p.tenant_id', 'c.tenant_id'); })
-    .joinRaw(CUSTOMER_ONU_JOIN)
-    .select(columns)
-    .orderBy(newestFirst('c'));
-  const n = 'known' in total ? total.known : rows.length ? Number(rows[0]._total) : await readTotal(withCte(total.query));
-  return envelope(rows.map(customerShape), query.page, query.per_page, n);
-}
-
 // ---- no filter or status only: fixed statements (the hot path) ---------------------------------
 
 /**
@@ -87,8 +49,9 @@ export const FIRST_PAGE_SIZES: readonly number[] = [10, 15, 20, 25, 50, 100];
 const selectList = CUSTOMER_COLUMNS.join(', ');
 /** `$2` is the status in every statement of the status-filtered list. */
 const statusCond = (alias: string, byStatus: boolean) => (byStatus ? ` AND ${alias}.status = $2` : '');
+/** The exact total from the counters (one value `n`). */
 const totalSql = (byStatus: boolean) =>
-  `SELECT coalesce(sum(k.n), 0)::bigint FROM customer_status_counts k WHERE k.tenant_id = $1${statusCond('k', byStatus)}`;
+  `SELECT coalesce(sum(k.n), 0)::bigint AS n FROM customer_status_counts k WHERE k.tenant_id = $1${statusCond('k', byStatus)}`;
 
 /**
  * First page: the newest rows straight off the (tenant_id[, status], created_at DESC, id DESC)
@@ -108,17 +71,19 @@ LIMIT ${limit}`;
 
 /**
  * Later pages: the page's ids from an index-only scan of the same index (limit and offset as the
- * last two placeholders, newest or oldest first), and only those rows joined (a deferred join:
- * skipped rows cost an index entry each, not a join).
+ * last two placeholders, newest or oldest first), collected into an array, and only those rows
+ * joined (a deferred join: a skipped row costs an index entry, not a join). The array form plans
+ * ~15 % cheaper than joining a subquery (customers appears once in the join).
  */
 function laterPageSql(byStatus: boolean, order: 'DESC' | 'ASC', withTotal: boolean): string {
   const [limit, offset] = byStatus ? ['$3', '$4'] : ['$2', '$3'];
   return `SELECT ${selectList}${withTotal ? `,\n  (${totalSql(byStatus)}) AS _total` : ''}
-FROM (SELECT ci.id FROM customers ci WHERE ci.tenant_id = $1${statusCond('ci', byStatus)}
-      ORDER BY ci.created_at ${order}, ci.id ${order} LIMIT ${limit} OFFSET ${offset}) ids
-JOIN customers c ON c.id = ids.id AND c.tenant_id = $1
+FROM customers c
 LEFT JOIN packages p ON p.id = c.package_id AND p.tenant_id = c.tenant_id
 ${CUSTOMER_ONU_JOIN}
+WHERE c.tenant_id = $1 AND c.id = ANY (ARRAY(
+  SELECT ci.id FROM customers ci WHERE ci.tenant_id = $1${statusCond('ci', byStatus)}
+  ORDER BY ci.created_at ${order}, ci.id ${order} LIMIT ${limit} OFFSET ${offset}))
 ORDER BY c.created_at DESC, c.id DESC`;
 }
 
@@ -137,7 +102,7 @@ function counterStatements(byStatus: boolean) {
     /** Page read from the oldest end: [status?, limit, offset from the oldest]. */
     oldestFirst: tenantStatement(`${n}_page_asc`, laterPageSql(byStatus, 'ASC', false)),
     /** The exact total alone: [status?] -> {n}. */
-    total: tenantStatement(`${n}_total`, totalSql(byStatus).replace('::bigint', '::bigint AS n')),
+    total: tenantStatement(`${n}_total`, totalSql(byStatus)),
   };
 }
 
@@ -171,19 +136,58 @@ async function listByCounters(scope: TenantScope, query: CustomerListQuery) {
 
 // ---- search, updated_since: built with knex ---------------------------------------------------
 
+type Row = Record<string, any>;
+const newestFirst = (alias: string, order: 'asc' | 'desc' = 'desc') =>
+  [{ column: `${alias}.created_at`, order }, { column: `${alias}.id`, order }];
+
+/** Applies the list filters to a customers query aliased `alias`. */
+function filters(q: Knex.QueryBuilder, alias: string, query: CustomerListQuery): Knex.QueryBuilder {
+  if (query.status) q.where(`${alias}.status`, query.status);
+  if (query.updated_since) q.where(`${alias}.updated_at`, '>=', new Date(query.updated_since));
+  const ts = prefixTsQuery(`${alias}.search_vector`, query.search);
+  if (ts) q.whereRaw(ts.sql, ts.bindings);
+  return q;
+}
+
+async function readTotal(q: Knex.QueryBuilder): Promise<number> {
+  return Number(((await q.first()) as { n: number } | undefined)?.n ?? 0);
+}
+
+/**
+ * Runs the page statement: `ids` (a subquery yielding the page's customer ids) joined to the
+ * customer, its package and its ONU, plus `total` as an uncorrelated scalar subquery (computed
+ * once); optional CTEs are attached to the statement. When the page is empty, the total is read
+ * on its own.
+ */
+async function runPage(
+  scope: TenantScope, query: CustomerListQuery, ids: Knex.QueryBuilder, total: Knex.QueryBuilder,
+  cte?: { name: string; query: Knex.QueryBuilder },
+) {
+  const withCte = (q: Knex.QueryBuilder) => (cte ? q.withMaterialized(cte.name, cte.query) : q);
+  const columns: (string | Knex.QueryBuilder)[] = [...CUSTOMER_COLUMNS, total.clone().as('_total')];
+  const rows: Row[] = await withCte(scope.table('customers', 'c'))
+    .join(ids.as('pg'), 'pg.id', 'c.id')
+    .leftJoin('packages as p', (j) => { j.on('p.id', 'c.package_id').andOn('p.tenant_id', 'c.tenant_id'); })
+    .joinRaw(CUSTOMER_ONU_JOIN)
+    .select(columns)
+    .orderBy(newestFirst('c'));
+  const n = rows.length ? Number(rows[0]._total) : await readTotal(withCte(total));
+  return envelope(rows.map(customerShape), query.page, query.per_page, n);
+}
+
 /** Search: one GIN scan into a materialised CTE `m` that yields both the page and the count. */
 async function listBySearch(scope: TenantScope, query: CustomerListQuery) {
   const matches = filters(scope.table('customers', 'ci'), 'ci', query).select('ci.id', 'ci.created_at');
   const ids = scope.knex('m').select('m.id').orderBy(newestFirst('m'))
     .limit(query.per_page).offset((query.page - 1) * query.per_page);
-  return runPage(scope, query, ids, { query: scope.knex('m').count({ n: '*' }) }, { name: 'm', query: matches });
+  return runPage(scope, query, ids, scope.knex('m').count({ n: '*' }), { name: 'm', query: matches });
 }
 
 /** updated_since without search: the page by the created_at index, the total by count(*). */
 async function listByCount(scope: TenantScope, query: CustomerListQuery) {
   const ids = filters(scope.table('customers', 'ci'), 'ci', query).select('ci.id').orderBy(newestFirst('ci'))
     .limit(query.per_page).offset((query.page - 1) * query.per_page);
-  return runPage(scope, query, ids, { query: filters(scope.table('customers', 'cc'), 'cc', query).count({ n: '*' }) });
+  return runPage(scope, query, ids, filters(scope.table('customers', 'cc'), 'cc', query).count({ n: '*' }));
 }
 
 /**

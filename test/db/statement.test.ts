@@ -67,6 +67,15 @@ describe('db/statement.ts: named statements on the knex pool', () => {
     expect(outside.x).to.equal(null);
   });
 
+  it('rejects with the driver\'s error (code kept) and leaves the connection usable', async () => {
+    const divide = statement('test_statement_divide', 'SELECT 1 / $1::int AS q');
+    let err: unknown;
+    try { await runStatement(env.knex, divide, [0]); } catch (e) { err = e; }
+    expect((err as { code?: string })?.code).to.equal('22012');
+    const rows = await Promise.all(Array.from({ length: 12 }, (_, i) => runStatement<{ q: number }>(env.knex, divide, [i + 1])));
+    expect(rows.map((r) => r[0].q)).to.deep.equal([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+  });
+
   it('refuses a second definition of a name with another text', () => {
     statement('test_statement_twice', 'SELECT 1');
     expect(statement('test_statement_twice', 'SELECT 1').text).to.equal('SELECT 1');

@@ -1,4 +1,11 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { createApp } from '../../../api/app.js';
+import { createLogger } from '../../../lib/logger.js';
+import { createQueues } from '../../../jobs/queues.js';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeIntegrationToken, makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
@@ -59,5 +66,33 @@ describe('external v1: rate limit and forged tokens (3 requests a minute)', () =
     const garbage = `${t.token.slice(0, -1)}${t.token.endsWith('0') ? '1' : '0'}`; // wrong checksum
     expect((await limited.request('GET', `${V1}/health`, { token: garbage })).status).to.equal(401);
     expect(await env.redis.exists(`rl:token:${rateLimitBucket(garbage)}`)).to.equal(0);
+  });
+
+  it('lets verified requests through (and still refuses bad tokens) when Redis is unreachable, logging a warning', async () => {
+    const logs: string[] = [];
+    const logger = createLogger('info', new Writable({ write(chunk, _enc, cb) { logs.push(chunk.toString()); cb(); } }) as never);
+    const broken = new Redis({ host: '127.0.0.1', port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    broken.on('error', () => { /* expected: nothing listens on port 1 */ });
+    const queues = createQueues(env.redisUrl, { prefix: `{test-rl-down-${process.pid}}` });
+    const { app } = createApp({ knex: env.knex, redis: broken, logger, queues, config: { publicBaseUrl: 'http://127.0.0.1', rateLimit: { points: 3, durationSeconds: 60 } } });
+    const server = http.createServer(app.callback());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${V1}/health`;
+      const real = await makeIntegrationToken(a);
+      for (let i = 0; i < 5; i++) {
+        const res = await fetch(url, { headers: { authorization: `Bearer ${real.token}` } });
+        expect(res.status).to.equal(200);
+        expect(res.headers.get('x-ratelimit-remaining')).to.equal(null);
+      }
+      const forged = await fetch(url, { headers: { authorization: `Bearer ${mintToken('integration', real.data.id).token}` } });
+      expect(forged.status).to.equal(401);
+      expect(logs.some((l) => JSON.parse(l).msg === 'rate limiter unavailable')).to.equal(true);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await queues.close();
+      broken.disconnect();
+    }
   });
 });
