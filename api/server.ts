@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { isMainModule, runService } from '../lib/process.js';
 import { Redis } from 'ioredis';
 import { loadServerConfig } from '../lib/config.js';
 import { createLogger } from '../lib/logger.js';
@@ -31,13 +32,4 @@ export async function startWeb(env: NodeJS.ProcessEnv = process.env): Promise<{ 
   return { server, close };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  startWeb().then(({ close }) => {
-    const stop = () => { close().then(() => process.exit(0), () => process.exit(1)); };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  }).catch((err) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exit(1);
-  });
-}
+if (isMainModule(import.meta.url)) runService(() => startWeb());

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { pathToFileURL } from 'node:url';
+import { isMainModule, runService } from '../../lib/process.js';
 import { Redis } from 'ioredis';
 import { ConfigError, loadServerConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
@@ -57,13 +57,4 @@ export async function startMail(env: NodeJS.ProcessEnv = process.env): Promise<{
   return { server, url: config.mailBaseUrl, close };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  startMail().then(({ close }) => {
-    const stop = () => { close().then(() => process.exit(0), () => process.exit(1)); };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  }).catch((err) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exit(1);
-  });
-}
+if (isMainModule(import.meta.url)) runService(() => startMail());
