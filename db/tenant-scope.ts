@@ -4,7 +4,7 @@ import { runStatement, statement, type RunOptions, type Statement } from './stat
 
 /** Tables whose rows carry tenant_id (DESIGN.md §5). */
 export type TenantTable = 'packages' | 'customers' | 'invoices' | 'tickets' | 'olts' | 'onus' | 'idempotency_keys' | 'tenant_counters'
-  | 'customer_status_counts';
+  | 'customer_status_counts' | 'customer_search_words';
 
 const TENANT_TABLES: readonly TenantTable[] = ['packages', 'customers', 'invoices', 'tickets', 'olts', 'onus', 'idempotency_keys',
   'tenant_counters', 'customer_status_counts'];

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { tenantStatement, type TenantScope } from '../../db/tenant-scope.js';
 import { envelope } from '../shared/schemas.js';
-import { prefixTsQuery, type PageParams } from './query.js';
+import { expandedSearchTsQuery, prefixTsQuery, type PageParams } from './query.js';
 import { CUSTOMER_COLUMNS, CUSTOMER_ONU_JOIN, customerShape } from './shapes.js';
 
 /**
@@ -141,10 +141,9 @@ const newestFirst = (alias: string, order: 'asc' | 'desc' = 'desc') =>
   [{ column: `${alias}.created_at`, order }, { column: `${alias}.id`, order }];
 
 /** Applies the list filters to a customers query aliased `alias`. */
-function filters(q: Knex.QueryBuilder, alias: string, query: CustomerListQuery): Knex.QueryBuilder {
+function filters(q: Knex.QueryBuilder, alias: string, query: CustomerListQuery, ts?: { sql: string; bindings: string[] } | null): Knex.QueryBuilder {
   if (query.status) q.where(`${alias}.status`, query.status);
   if (query.updated_since) q.where(`${alias}.updated_at`, '>=', new Date(query.updated_since));
-  const ts = prefixTsQuery(`${alias}.search_vector`, query.search);
   if (ts) q.whereRaw(ts.sql, ts.bindings);
   return q;
 }
@@ -177,7 +176,9 @@ async function runPage(
 
 /** Search: one GIN scan into a materialised CTE `m` that yields both the page and the count. */
 async function listBySearch(scope: TenantScope, query: CustomerListQuery) {
-  const matches = filters(scope.table('customers', 'ci'), 'ci', query).select('ci.id', 'ci.created_at');
+  const ts = await expandedSearchTsQuery(scope.knex as Knex, scope.tenantId, 'ci.search_vector', query.search);
+  if (ts === 'no-match') return envelope([], query.page, query.per_page, 0);
+  const matches = filters(scope.table('customers', 'ci'), 'ci', query, ts).select('ci.id', 'ci.created_at');
   const ids = scope.knex('m').select('m.id').orderBy(newestFirst('m'))
     .limit(query.per_page).offset((query.page - 1) * query.per_page);
   return runPage(scope, query, ids, scope.knex('m').count({ n: '*' }), { name: 'm', query: matches });

@@ -62,6 +62,61 @@ export function prefixTsQuery(column: string, search: unknown): { sql: string; b
   return { sql: `${column} @@ (${parts.join(' && ')})`, bindings };
 }
 
+/** At most this many dictionary words replace one prefix term; beyond that it stays a `:*` prefix. */
+export const MAX_PREFIX_EXPANSION = 32;
+
+/** Quotes a lexeme for tsquery text (`'it''s'`), so it is taken as one exact lexeme. */
+function tsLexeme(w: string): string {
+  return `'${w.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+}
+
+/**
+ * The customers search condition with prefix terms expanded through the tenant's word dictionary
+ * (customer_search_words, migration 20261121070000): a plain word `budi` becomes the exact
+ * lexemes of the tenant that start with it (`'budi' | 'budiman'`), which the GIN index matches
+ * several times faster than `'budi':*`; the set of matching customers is the same. A word with more
+ * than MAX_PREFIX_EXPANSION completions stays a `:*` prefix; words with other characters keep the
+ * two forms of prefixTsQuery. One query for all terms (a btree range scan each).
+ * @param knex connection (the request's)
+ * @param tenantId the tenant whose dictionary is read
+ * @param column the tsvector column (identifier, not user input)
+ * @param search the user's search string
+ * @returns SQL and bindings for whereRaw; 'no-match' when a term completes to no word of the
+ *   tenant (the list is empty); null when no usable word remains (no filter)
+ */
+export async function expandedSearchTsQuery(knex: Knex, tenantId: number, column: string, search: unknown): Promise<{ sql: string; bindings: string[] } | 'no-match' | null> {
+  if (typeof search !== 'string') return null;
+  const words = search.replace(TSQUERY_SPECIAL, ' ').split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).slice(0, MAX_SEARCH_TERMS);
+  if (!words.length) return null;
+  const plain = [...new Set(words.filter((w) => /^[A-Za-z0-9]+$/.test(w)).map((w) => w.toLowerCase()))];
+  const found = new Map<string, string[]>(plain.map((p) => [p, []]));
+  if (plain.length) {
+    const { rows } = await knex.raw(
+      `SELECT t.p, w.word FROM unnest(?::text[]) AS t(p)
+       CROSS JOIN LATERAL (SELECT k.word FROM customer_search_words k
+         WHERE k.tenant_id = ? AND k.word >= t.p AND k.word < t.p || chr(1114111) AND k.n > 0
+         ORDER BY k.word LIMIT ${MAX_PREFIX_EXPANSION + 1}) w`,
+      [plain, tenantId],
+    );
+    for (const r of rows as { p: string; word: string }[]) found.get(r.p)!.push(r.word);
+  }
+  const bindings: string[] = [];
+  const parts: string[] = [];
+  for (const w of words) {
+    if (/^[A-Za-z0-9]+$/.test(w)) {
+      const p = w.toLowerCase();
+      const list = found.get(p)!;
+      if (!list.length) return 'no-match';
+      bindings.push(list.length > MAX_PREFIX_EXPANSION ? `${tsLexeme(p)}:*` : list.map(tsLexeme).join(' | '));
+      parts.push('?::tsquery');
+    } else {
+      bindings.push(`'${w.toLowerCase()}':*`, `'${w}':*`);
+      parts.push(`(?::tsquery || to_tsquery('simple', ?))`);
+    }
+  }
+  return { sql: `${column} @@ (${parts.join(' && ')})`, bindings };
+}
+
 /**
  * Runs a filtered list query as a page plus its exact total (two queries in parallel).
  * @param filtered the query with its FROM, joins and WHERE (no select, no order)
