@@ -6,7 +6,7 @@ import { runStatement, statement, type RunOptions, type Statement } from './stat
 export type TenantTable = 'packages' | 'customers' | 'invoices' | 'tickets' | 'olts' | 'onus' | 'idempotency_keys' | 'tenant_counters'
   | 'customer_status_counts' | 'customer_search_words';
 
-const TENANT_TABLES: readonly TenantTable[] = ['packages', 'customers', 'invoices', 'tickets', 'olts', 'onus', 'idempotency_keys',
+const TENANT_TABLES: readonly TenantTable[] = ['packages', 'customers', 'invoices', 'tickets', 'olts', 'onus', 'idempotency_keys', 'customer_search_words',
   'tenant_counters', 'customer_status_counts'];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

@@ -85,36 +85,55 @@ function tsLexeme(w: string): string {
  *   tenant (the list is empty); null when no usable word remains (no filter)
  */
 export async function expandedSearchTsQuery(knex: Knex, tenantId: number, column: string, search: unknown): Promise<{ sql: string; bindings: string[] } | 'no-match' | null> {
+  const e = await expandSearch(search, async (plain) => (await knex.raw(WORD_LOOKUP_SQL.replace('$2', '?').replace('$1', '?'), [plain, tenantId])).rows);
+  return e === null || e === 'no-match' ? e : tsCondition(column, e);
+}
+
+/** The whereRaw condition for expanded terms (AND of all terms). */
+export function tsCondition(column: string, terms: ExpandedTerm[]): { sql: string; bindings: string[] } {
+  const bindings: string[] = [];
+  const parts = terms.map((t) => {
+    if (t.kind === 'query') { bindings.push(t.text); return '?::tsquery'; }
+    bindings.push(`'${t.word.toLowerCase()}':*`, `'${t.word}':*`);
+    return `(?::tsquery || to_tsquery('simple', ?))`;
+  });
+  return { sql: `${column} @@ (${parts.join(' && ')})`, bindings };
+}
+
+/**
+ * The dictionary lookup behind the expansion: for each prefix `p` of `$2` (text[]), at most
+ * MAX_PREFIX_EXPANSION + 1 words of tenant `$1` starting with it (a btree range scan: `word` is in
+ * the C collation, so every word with prefix p lies in [p, p || U+10FFFF)).
+ */
+export const WORD_LOOKUP_SQL = `SELECT t.p, w.word FROM unnest($2::text[]) AS t(p)
+CROSS JOIN LATERAL (SELECT k.word FROM customer_search_words k
+  WHERE k.tenant_id = $1 AND k.word >= t.p AND k.word < t.p || chr(1114111) AND k.n > 0
+  ORDER BY k.word LIMIT ${MAX_PREFIX_EXPANSION + 1}) w`;
+
+/** One search term after expansion: a tsquery text of exact lexemes (or a `:*` prefix), or a word left to the two-form match. */
+export type ExpandedTerm = { kind: 'query'; text: string } | { kind: 'word'; word: string };
+
+/**
+ * Splits a search into terms and expands the plain ones ([A-Za-z0-9]+) through the dictionary.
+ * @param lookup runs WORD_LOOKUP_SQL for the distinct lowercased plain terms
+ * @returns the terms in order; 'no-match' when a plain term completes to no word; null when no usable word remains
+ */
+export async function expandSearch(search: unknown, lookup: (plain: string[]) => Promise<{ p: string; word: string }[]>): Promise<ExpandedTerm[] | 'no-match' | null> {
   if (typeof search !== 'string') return null;
   const words = search.replace(TSQUERY_SPECIAL, ' ').split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).slice(0, MAX_SEARCH_TERMS);
   if (!words.length) return null;
   const plain = [...new Set(words.filter((w) => /^[A-Za-z0-9]+$/.test(w)).map((w) => w.toLowerCase()))];
   const found = new Map<string, string[]>(plain.map((p) => [p, []]));
-  if (plain.length) {
-    const { rows } = await knex.raw(
-      `SELECT t.p, w.word FROM unnest(?::text[]) AS t(p)
-       CROSS JOIN LATERAL (SELECT k.word FROM customer_search_words k
-         WHERE k.tenant_id = ? AND k.word >= t.p AND k.word < t.p || chr(1114111) AND k.n > 0
-         ORDER BY k.word LIMIT ${MAX_PREFIX_EXPANSION + 1}) w`,
-      [plain, tenantId],
-    );
-    for (const r of rows as { p: string; word: string }[]) found.get(r.p)!.push(r.word);
-  }
-  const bindings: string[] = [];
-  const parts: string[] = [];
+  if (plain.length) for (const r of await lookup(plain)) found.get(r.p)!.push(r.word);
+  const out: ExpandedTerm[] = [];
   for (const w of words) {
-    if (/^[A-Za-z0-9]+$/.test(w)) {
-      const p = w.toLowerCase();
-      const list = found.get(p)!;
-      if (!list.length) return 'no-match';
-      bindings.push(list.length > MAX_PREFIX_EXPANSION ? `${tsLexeme(p)}:*` : list.map(tsLexeme).join(' | '));
-      parts.push('?::tsquery');
-    } else {
-      bindings.push(`'${w.toLowerCase()}':*`, `'${w}':*`);
-      parts.push(`(?::tsquery || to_tsquery('simple', ?))`);
-    }
+    if (!/^[A-Za-z0-9]+$/.test(w)) { out.push({ kind: 'word', word: w }); continue; }
+    const p = w.toLowerCase();
+    const list = found.get(p)!;
+    if (!list.length) return 'no-match';
+    out.push({ kind: 'query', text: list.length > MAX_PREFIX_EXPANSION ? `${tsLexeme(p)}:*` : `(${list.map(tsLexeme).join(' | ')})` });
   }
-  return { sql: `${column} @@ (${parts.join(' && ')})`, bindings };
+  return out;
 }
 
 /**

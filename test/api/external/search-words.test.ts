@@ -80,6 +80,18 @@ describe('external v1: customers search through the word dictionary', () => {
     });
   }
 
+  it('pages a search with an exact total, also past the last page', async () => {
+    const want = await reference(a.tenant.id, ['zz']);
+    const p2 = await app.request('GET', `/api/external/v1/customers?per_page=10&page=2&search=zz`, { token });
+    expect(p2.body.data.map((c: { id: number }) => c.id)).to.deep.equal(want.slice(10, 20));
+    expect(p2.body.total).to.equal(want.length);
+    const past = await app.request('GET', `/api/external/v1/customers?per_page=10&page=100&search=zz`, { token });
+    expect(past.body.data).to.deep.equal([]);
+    expect(past.body.total).to.equal(want.length);
+    const filtered = await app.request('GET', `/api/external/v1/customers?per_page=100&status=suspended&search=budi`, { token });
+    expect(filtered.body.total).to.equal(0);
+  });
+
   it('never expands into another tenant\'s words', async () => {
     const got = await search('onlyin');
     expect(got.total).to.equal(0);
