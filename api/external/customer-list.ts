@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { tenantStatement, type TenantScope } from '../../db/tenant-scope.js';
 import { envelope } from '../shared/schemas.js';
-import { expandSearch, prefixTsQuery, tsCondition, WORD_LOOKUP_SQL, type PageParams } from './query.js';
+import { expandSearch, MAX_PREFIX_EXPANSION, prefixTsQuery, searchWords, tsCondition, WORD_LOOKUP_SQL, type PageParams } from './query.js';
 import { CUSTOMER_COLUMNS, CUSTOMER_ONU_JOIN, customerShape } from './shapes.js';
 
 /**
@@ -180,12 +180,25 @@ async function runPage(
 const wordLookup = tenantStatement('ext_customer_words', WORD_LOOKUP_SQL);
 
 /**
- * The search-only list as one fixed statement: the GIN scan for the expanded tsquery (`$2`) runs
- * once into a materialised CTE that yields both the exact total and the page (limit `$3`,
- * offset `$4`), whose rows are then joined (a deferred join).
+ * The search-only list with plain words as ONE fixed statement: `$2` holds the distinct lowercased
+ * prefix terms; each is expanded through the tenant's word dictionary (at most
+ * MAX_PREFIX_EXPANSION exact words, else it stays a `:*` prefix; a term with no word makes the
+ * tsquery NULL, so nothing matches), the GIN scan runs once into a materialised CTE that yields
+ * both the exact total and the page (limit `$3`, offset `$4`), whose rows are then joined.
+ * Same result as expandSearch + tsCondition (tests compare both with a plain `:*` query).
  */
-const searchPage = tenantStatement('ext_customers_search', `WITH m AS MATERIALIZED (
-  SELECT ci.id, ci.created_at FROM customers ci WHERE ci.tenant_id = $1 AND ci.search_vector @@ $2::tsquery)
+const searchPage = tenantStatement('ext_customers_search', `WITH t AS (SELECT u.p FROM unnest($2::text[]) AS u(p)),
+e AS (
+  SELECT t.p, count(*) AS n,
+    string_agg('''' || replace(replace(w.word, '\\', '\\\\'), '''', '''''') || '''', ' | ' ORDER BY w.word) AS alts
+  FROM t CROSS JOIN LATERAL (SELECT k.word FROM customer_search_words k
+    WHERE k.tenant_id = $1 AND k.word >= t.p AND k.word < t.p || chr(1114111) AND k.n > 0
+    ORDER BY k.word LIMIT ${MAX_PREFIX_EXPANSION + 1}) w
+  GROUP BY t.p),
+q AS (SELECT CASE WHEN (SELECT count(*) FROM e) < (SELECT count(*) FROM t) THEN NULL
+  ELSE (SELECT string_agg(CASE WHEN e.n > ${MAX_PREFIX_EXPANSION} THEN '''' || e.p || ''':*' ELSE '(' || e.alts || ')' END, ' & ') FROM e)::tsquery END AS tsq),
+m AS MATERIALIZED (
+  SELECT ci.id, ci.created_at FROM customers ci WHERE ci.tenant_id = $1 AND ci.search_vector @@ (SELECT q.tsq FROM q))
 SELECT ${selectList},
   (SELECT count(*) FROM m) AS _total
 FROM customers c
@@ -200,16 +213,17 @@ ORDER BY c.created_at DESC, c.id DESC`);
  * otherwise one GIN scan into a materialised CTE `m` (knex) that yields both the page and the count.
  */
 async function listBySearch(scope: TenantScope, query: CustomerListQuery) {
-  const terms = await expandSearch(query.search, (plain) => scope.run<{ p: string; word: string }>(wordLookup, [plain]));
-  if (terms === null) return query.updated_since ? listByCount(scope, query) : listByCounters(scope, query);
-  if (terms === 'no-match') return envelope([], query.page, query.per_page, 0);
-  if (!query.status && !query.updated_since && terms.every((t) => t.kind === 'query')) {
-    const tsquery = terms.map((t) => (t as { text: string }).text).join(' & ');
-    const rows = await scope.run(searchPage, [tsquery, query.per_page, (query.page - 1) * query.per_page], ISO);
+  const words = searchWords(query.search);
+  if (words.length && !query.status && !query.updated_since && words.every((w) => /^[A-Za-z0-9]+$/.test(w))) {
+    const plain = [...new Set(words.map((w) => w.toLowerCase()))];
+    const rows = await scope.run(searchPage, [plain, query.per_page, (query.page - 1) * query.per_page], ISO);
     if (rows.length || query.page === 1) {
       return envelope(rows.map(customerShape), query.page, query.per_page, rows.length ? Number(rows[0]._total) : 0);
     }
   }
+  const terms = await expandSearch(query.search, (plain) => scope.run<{ p: string; word: string }>(wordLookup, [plain]));
+  if (terms === null) return query.updated_since ? listByCount(scope, query) : listByCounters(scope, query);
+  if (terms === 'no-match') return envelope([], query.page, query.per_page, 0);
   const matches = filters(scope.table('customers', 'ci'), 'ci', query, tsCondition('ci.search_vector', terms)).select('ci.id', 'ci.created_at');
   const ids = scope.knex('m').select('m.id').orderBy(newestFirst('m'))
     .limit(query.per_page).offset((query.page - 1) * query.per_page);

@@ -110,6 +110,12 @@ CROSS JOIN LATERAL (SELECT k.word FROM customer_search_words k
   WHERE k.tenant_id = $1 AND k.word >= t.p AND k.word < t.p || chr(1114111) AND k.n > 0
   ORDER BY k.word LIMIT ${MAX_PREFIX_EXPANSION + 1}) w`;
 
+/** The usable words of a search (tsquery operators and quotes stripped, at most MAX_SEARCH_TERMS). */
+export function searchWords(search: unknown): string[] {
+  if (typeof search !== 'string') return [];
+  return search.replace(TSQUERY_SPECIAL, ' ').split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).slice(0, MAX_SEARCH_TERMS);
+}
+
 /** One search term after expansion: a tsquery text of exact lexemes (or a `:*` prefix), or a word left to the two-form match. */
 export type ExpandedTerm = { kind: 'query'; text: string } | { kind: 'word'; word: string };
 
@@ -119,8 +125,7 @@ export type ExpandedTerm = { kind: 'query'; text: string } | { kind: 'word'; wor
  * @returns the terms in order; 'no-match' when a plain term completes to no word; null when no usable word remains
  */
 export async function expandSearch(search: unknown, lookup: (plain: string[]) => Promise<{ p: string; word: string }[]>): Promise<ExpandedTerm[] | 'no-match' | null> {
-  if (typeof search !== 'string') return null;
-  const words = search.replace(TSQUERY_SPECIAL, ' ').split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).slice(0, MAX_SEARCH_TERMS);
+  const words = searchWords(search);
   if (!words.length) return null;
   const plain = [...new Set(words.filter((w) => /^[A-Za-z0-9]+$/.test(w)).map((w) => w.toLowerCase()))];
   const found = new Map<string, string[]>(plain.map((p) => [p, []]));
