@@ -6,6 +6,9 @@ import { credentialsFor, detailShape, listKeyMailboxes, requestSignal, summarySh
 import type { MailContext } from './context.js';
 import type { MailRouteDef } from './routes.js';
 
+
+/** The 404 of the routes that address one e-mail by UID. */
+const EMAIL_NOT_FOUND_RESPONSE = { description: 'mailbox_not_found: the mailbox is not registered; email_not_found: no e-mail with this UID in INBOX.' };
 /**
  * The e-mail endpoints of document 3 (list mailboxes, list e-mails, detail, reply, send). Thin:
  * validated input -> MailboxClient call inside the request (the password in memory only) -> answer.
@@ -52,7 +55,7 @@ export const emailRoutes: MailRouteDef[] = [
     summary: 'Read one e-mail (marks it seen)',
     description: 'Fetches the e-mail by IMAP UID: document 3\'s fields (body_raw is the raw RFC 5322 source) plus the parsed text, html, to, cc, date and attachment metadata (no attachment content). Sets \\Seen.',
     params: emailParams,
-    responses: { 200: { description: 'The e-mail.', schema: emailDetailResult }, 404: { description: 'mailbox_not_found: the mailbox is not registered; email_not_found: no e-mail with this UID in INBOX.' } },
+    responses: { 200: { description: 'The e-mail.', schema: emailDetailResult }, 404: EMAIL_NOT_FOUND_RESPONSE },
     async handler(ctx) {
       const e = await ctx.deps.mailClient.getEmail(creds(ctx), uidOf(ctx), requestSignal(ctx.res));
       ctx.body = { data: detailShape(e) };
@@ -63,7 +66,7 @@ export const emailRoutes: MailRouteDef[] = [
     summary: 'Reply to an e-mail in its thread',
     description: 'Fetches the original over IMAP; To = its Reply-To or From; Subject "Re: ..." (never stacked); In-Reply-To = its Message-ID; References = its References followed by its Message-ID (RFC 5322 §3.6.4). Sends over the mailbox\'s SMTP, saves a copy to the Sent folder and sets \\Answered on the original.',
     params: emailParams, body: replyBody,
-    responses: { 200: { description: 'Sent.', schema: sentResult }, 404: { description: 'mailbox_not_found: the mailbox is not registered; email_not_found: no e-mail with this UID in INBOX.' } },
+    responses: { 200: { description: 'Sent.', schema: sentResult }, 404: EMAIL_NOT_FOUND_RESPONSE },
     async handler(ctx) {
       const body = ctx.state.body as { body: string };
       const r = await ctx.deps.mailClient.reply(creds(ctx), uidOf(ctx), { body: body.body }, requestSignal(ctx.res));
