@@ -1,18 +1,15 @@
 import Koa from 'koa';
 import Router from '@koa/router';
-import { koaBody } from 'koa-body';
 import type { AppContext, AppDeps, AppState } from './context.js';
 import { errorsAndLogging } from './middleware/errors.js';
-import { mountRoutes } from './http/route.js';
+import { mountWebRoutes } from './http/web-route.js';
+import { jsonBody } from './http/body.js';
 import { tokenRateLimit } from './middleware/rate-limit.js';
 import { idempotency } from './middleware/idempotency.js';
 import { webRoutes } from './routes.js';
 import { mountDocs } from './docs/routes.js';
 import { webApiInfo, webTagDescriptions } from './docs/info.js';
 import { boardRoutes } from './board/routes.js';
-
-/** The methods koa-body parses a body for (its default parsedMethods). */
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /**
  * Builds the web service (DESIGN.md §3): error/logging middleware, JSON body parsing, the route
@@ -21,19 +18,17 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
  */
 export function createApp(deps: AppDeps): { app: Koa<AppState>; router: Router } {
   const app = new Koa<AppState>();
-  app.proxy = process.env.TRUST_PROXY === '1';
+  app.proxy = deps.config.trustProxy ?? false;
   app.context.deps = deps;
   app.silent = true; // errors are logged by errorsAndLogging, never printed by Koa
   app.use(errorsAndLogging() as unknown as Koa.Middleware<AppState>);
-  // Body parse errors keep their status: malformed JSON (400) -> 422 VALIDATION_FAILED, too large (413) -> 413 PAYLOAD_TOO_LARGE (api/middleware/errors.ts)
-  const parseBody = koaBody({ jsonLimit: '1mb', formLimit: '1mb', multipart: false, text: false, urlencoded: true, onError: (err) => { throw Object.assign(err, { status: (err as { status?: number }).status ?? 400, expose: true }); } });
-  // koa-body parses POST, PUT and PATCH only; other methods skip its content-type checks entirely
-  app.use((ctx, next) => (BODY_METHODS.has(ctx.method) ? parseBody(ctx, next) : next()));
+  // JSON and urlencoded bodies of POST, PUT and PATCH, 1 MB (malformed -> 422, too large -> 413 through the error table)
+  app.use(jsonBody({ limit: '1mb', urlencoded: true }));
   // bull-board at /admin/queues behind the platform-admin sign-in (/admin/login); browser pages, not in the route table
   app.use(boardRoutes(deps));
   const router = new Router();
   const rl = deps.config.rateLimit ?? { points: 600, durationSeconds: 60 };
-  mountRoutes(router, webRoutes, {
+  mountWebRoutes(router, webRoutes, {
     rateLimit: tokenRateLimit(deps.redis, { points: rl.points, durationSeconds: rl.durationSeconds }),
     idempotency: idempotency(),
   });

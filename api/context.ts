@@ -18,6 +18,8 @@ export interface AppDeps {
     rateLimit?: { points: number; durationSeconds: number };
     /** Failed-login throttle of POST /api/auth/login (default 10 per IP + e-mail per 15 minutes). */
     loginThrottle?: import('../lib/login-throttle.js').LoginThrottleOptions;
+    /** Trust X-Forwarded-* from a reverse proxy (TRUST_PROXY; lib/config.ts). */
+    trustProxy?: boolean;
     /** Secure cookies (true behind https). */
     secureCookies?: boolean;
   };

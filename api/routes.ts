@@ -1,4 +1,4 @@
-import type { RouteDef } from './http/route.js';
+import type { AnyWebRoute } from './http/web-route.js';
 import { authRoutes } from './auth/routes.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { externalRoutes } from './external/routes.js';
@@ -8,7 +8,7 @@ import { ticketRoutes } from './tickets/routes.js';
  * The web service's route table, in documentation order: document 1's endpoints and the login
  * endpoints first, then every admin module. The Koa router and /openapi.json are both built from it.
  */
-export const webRoutes: RouteDef[] = [
+export const webRoutes: AnyWebRoute[] = [
   ...externalRoutes,
   ...authRoutes,
   ...tokenRoutes,

@@ -19,6 +19,7 @@ import { freePort, portOpen } from '../lib/infra/free-port.js';
 import { createKnex, migrateLatest } from '../db/knex.js';
 import { createTenant } from '../api/tenants/service.js';
 import { createToken } from '../api/tokens/service.js';
+import { TenantScope } from '../db/tenant-scope.js';
 
 const N = 100_000;
 const FIRST = ['Budi', 'Siti', 'Agus', 'Dewi', 'Andi', 'Rina', 'Joko', 'Sri', 'Eko', 'Wati', 'Hadi', 'Yuni', 'Rudi', 'Lina', 'Dian', 'Tono', 'Ayu', 'Bayu', 'Nina', 'Fajar'];
@@ -97,7 +98,7 @@ export async function run(args: string[]): Promise<void> {
     }
     const vm = (await knex.raw(`SELECT relpages, relallvisible FROM pg_class WHERE relname = 'customers'`)).rows[0];
     console.log(`customers: ${vm.relpages} heap pages, ${vm.relallvisible} all-visible`);
-    const { token } = await createToken(knex, a.tenant.id, a.admin.id, { name: 'bench', access: 'read' });
+    const { token } = await createToken(new TenantScope(knex, a.tenant.id), a.admin.id, { name: 'bench', access: 'read' });
     const exact = Number((await knex('customers').where({ tenant_id: a.tenant.id }).count('* as n'))[0].n);
     const exactSuspended = Number((await knex('customers').where({ tenant_id: a.tenant.id, status: 'suspended' }).count('* as n'))[0].n);
 

@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, type Job, type JobsOptions } from 'bullmq';
 import type { Knex } from 'knex';
 import { open } from '../lib/crypto.js';
-import { DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type Queues } from './queues.js';
+import { addOrUnavailable, DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type Queues } from './queues.js';
 import { jobDeps } from './deps.js';
 import { createMailPanel, defaultPanelPort, PanelError, redactSecrets, type MailPanel, type MailPanelConfig, type PanelFailureKind, type PanelType } from './adapters/mail-panel/index.js';
 
@@ -80,7 +80,7 @@ export function secretAad(secretId: string): string {
  */
 export async function enqueue(queues: Queues, data: MailboxCreateData, opts: JobsOptions = {}): Promise<Job<MailboxCreateData>> {
   const clean: MailboxCreateData = { request_id: data.request_id, secret_id: data.secret_id };
-  return queues.get(QUEUE).add(QUEUE, clean, { ...defaultOptions, ...opts, jobId: jobId(data.request_id) }) as Promise<Job<MailboxCreateData>>;
+  return addOrUnavailable(queues.get(QUEUE), QUEUE, clean, { ...defaultOptions, ...opts, jobId: jobId(data.request_id) });
 }
 
 /**

@@ -1,6 +1,5 @@
 import { Queue, type ConnectionOptions, type DefaultJobOptions, type Job, type JobSchedulerTemplateOptions, type JobsOptions, type RepeatOptions } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
-import { QueueUnavailable } from '../api/errors.js';
 
 /**
  * Queue names (kebab-case nouns, DESIGN.md §4) and the producer factory. Every queue uses the
@@ -68,6 +67,19 @@ export function createQueues(redisUrl: string, opts: { prefix?: string; offlineQ
   };
 }
 
+/**
+ * Redis (the job queue) could not take a job in time. Thrown by addOrUnavailable; the HTTP error
+ * table (api/http/error-table.ts) answers it with 503 QUEUE_UNAVAILABLE and Retry-After. Its own
+ * class here so that jobs/ never imports the HTTP layer (DESIGN.md §3 "arrows point down").
+ */
+export class QueueUnavailableError extends Error {
+  /** @param queue the queue name; @param cause the failed or timed-out add */
+  constructor(readonly queue: string, cause?: unknown) {
+    super(`The job queue ${queue} is unavailable.`, { cause });
+    this.name = 'QueueUnavailableError';
+  }
+}
+
 /** Default bound of addOrUnavailable, in milliseconds. */
 export const ENQUEUE_TIMEOUT_MS = 2000;
 
@@ -85,7 +97,7 @@ export const ENQUEUE_TIMEOUT_MS = 2000;
  * @param opts BullMQ job options (jobId, attempts, ...)
  * @param timeoutMs how long to wait for Redis, in ms (default ENQUEUE_TIMEOUT_MS, 2000)
  * @returns the added job (an existing job when the id deduplicated it)
- * @throws QueueUnavailable (503 QUEUE_UNAVAILABLE, the cause kept) when the add fails or does not
+ * @throws QueueUnavailableError (503 QUEUE_UNAVAILABLE over HTTP, the cause kept) when the add fails or does not
  *   finish within timeoutMs
  */
 export async function addOrUnavailable<D>(queue: Queue, name: string, data: D, opts: JobsOptions = {}, timeoutMs = ENQUEUE_TIMEOUT_MS): Promise<Job<D>> {
@@ -98,7 +110,7 @@ export async function addOrUnavailable<D>(queue: Queue, name: string, data: D, o
   try {
     return await Promise.race([adding, timeout]);
   } catch (err) {
-    throw new QueueUnavailable(err);
+    throw new QueueUnavailableError(queue.name, err);
   } finally {
     clearTimeout(timer);
   }

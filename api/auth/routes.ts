@@ -1,4 +1,5 @@
-import type { RouteDef } from '../http/route.js';
+import { webRoute, type AnyWebRoute } from '../http/web-route.js';
+import type { Input } from '../http/route.js';
 import { loginBody, loginResult, tenantShape, userShape } from './schemas.js';
 import { login, profile, revokeToken } from './service.js';
 import { LoginThrottle } from '../../lib/login-throttle.js';
@@ -18,8 +19,8 @@ function throttleOf(ctx: AppContext): LoginThrottle {
 }
 
 /** Identity endpoints (DESIGN.md §5): login, logout, me. */
-export const authRoutes: RouteDef[] = [
-  {
+export const authRoutes: AnyWebRoute[] = [
+  webRoute<Input, Input, { email: string; password: string; device_name?: string }>({
     method: 'post', path: '/api/auth/login', tag: 'auth', auth: 'public', summary: 'Log in with e-mail and password; returns an admin login token',
     body: loginBody,
     description: 'Failed attempts are throttled per IP and e-mail (10 per 15 minutes by default): past that, 429 RATE_LIMITED with Retry-After, even for the right password.',
@@ -28,7 +29,7 @@ export const authRoutes: RouteDef[] = [
       429: { description: 'Too many failed attempts for this IP and e-mail (Retry-After)' },
     },
     async handler(ctx) {
-      const b = ctx.state.body as { email: string; password: string; device_name?: string };
+      const b = ctx.state.body;
       const throttle = throttleOf(ctx);
       const wait = await throttle.blockedFor(ctx.ip, b.email);
       if (wait > 0) throw new RateLimited(wait);
@@ -40,20 +41,20 @@ export const authRoutes: RouteDef[] = [
       }
       await throttle.succeeded(ctx.ip, b.email);
     },
-  },
-  {
+  }),
+  webRoute({
     method: 'post', path: '/api/auth/logout', tag: 'auth', auth: 'login', summary: 'Revoke the login token in use',
     responses: { 200: { description: 'Logged out', schema: { type: 'object', properties: { message: { type: 'string' } } } } },
     async handler(ctx) {
       await revokeToken(ctx.deps.knex, ctx.state.auth!.tokenId);
       ctx.body = { message: 'Logged out.' };
     },
-  },
-  {
+  }),
+  webRoute({
     method: 'get', path: '/api/auth/me', tag: 'auth', auth: 'login', summary: 'The logged-in user, roles, permissions and tenant',
     responses: { 200: { description: 'Current user', schema: { type: 'object', properties: { user: userShape, tenant: tenantShape } } } },
     async handler(ctx) {
       ctx.body = await profile(ctx.deps.knex, ctx.state.auth!.userId!);
     },
-  },
+  }),
 ];

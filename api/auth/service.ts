@@ -1,8 +1,24 @@
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import type { Knex } from 'knex';
 import { mintToken, type TokenKind } from '../../lib/token.js';
-import { rolesAndPermissions } from '../middleware/auth.js';
 import { Unauthenticated } from '../errors.js';
+
+/**
+ * Loads a user's roles and permissions. Super Admin holds every permission.
+ * @returns role names and permission names (sorted)
+ */
+export async function rolesAndPermissions(knex: Knex, userId: number): Promise<{ roles: string[]; permissions: string[] }> {
+  const rows: { role: string; permission: string | null }[] = await knex('user_roles as ur')
+    .join('roles as r', 'r.id', 'ur.role_id')
+    .leftJoin('role_permissions as rp', 'rp.role_id', 'r.id')
+    .leftJoin('permissions as p', 'p.id', 'rp.permission_id')
+    .where('ur.user_id', userId)
+    .select('r.name as role', 'p.name as permission');
+  const roles = [...new Set(rows.map((r) => r.role))].sort();
+  let permissions = [...new Set(rows.map((r) => r.permission).filter((p): p is string => !!p))];
+  if (roles.includes('Super Admin')) permissions = (await knex('permissions').pluck('name')) as string[];
+  return { roles, permissions: permissions.sort() };
+}
 
 /** Login sessions last 12 hours. */
 export const LOGIN_TTL_MS = 12 * 3600 * 1000;
@@ -61,7 +77,7 @@ export async function login(knex: Knex, input: { email: string; password: string
 /** The user and tenant shapes of login and me. */
 export async function profile(knex: Knex, userId: number) {
   const user = await knex('users').where({ id: userId }).first();
-  const { roles, permissions } = await rolesAndPermissions({ deps: { knex } }, userId);
+  const { roles, permissions } = await rolesAndPermissions(knex, userId);
   const tenant = user.tenant_id ? await knex('tenants').select('id', 'slug', 'name', 'demo_mode', 'modules').where({ id: user.tenant_id }).first() : null;
   return {
     user: { id: user.id, name: user.name, email: user.email, roles, permissions, is_platform_admin: user.is_platform_admin },

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type Router from '@koa/router';
-import type { RouteDef } from '../http/route.js';
+import type { AnyWebRoute } from '../http/web-route.js';
 import { buildOpenApi, type OpenApiDocument, type OpenApiInfo, type OpenApiOptions } from '../http/openapi.js';
 import type Koa from 'koa';
 
@@ -82,7 +82,7 @@ export function docsHtml(title: string): string {
 
 /** Options of mountDocs: the route table and what the document says about the service. */
 export interface DocsOptions {
-  routes: RouteDef[];
+  routes: readonly AnyWebRoute[];
   info: OpenApiInfo;
   options?: OpenApiOptions;
 }

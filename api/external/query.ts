@@ -70,25 +70,6 @@ function tsLexeme(w: string): string {
   return `'${w.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }
 
-/**
- * The customers search condition with prefix terms expanded through the tenant's word dictionary
- * (customer_search_words, migration 20261121070000): a plain word `budi` becomes the exact
- * lexemes of the tenant that start with it (`'budi' | 'budiman'`), which the GIN index matches
- * several times faster than `'budi':*`; the set of matching customers is the same. A word with more
- * than MAX_PREFIX_EXPANSION completions stays a `:*` prefix; words with other characters keep the
- * two forms of prefixTsQuery. One query for all terms (a btree range scan each).
- * @param knex connection (the request's)
- * @param tenantId the tenant whose dictionary is read
- * @param column the tsvector column (identifier, not user input)
- * @param search the user's search string
- * @returns SQL and bindings for whereRaw; 'no-match' when a term completes to no word of the
- *   tenant (the list is empty); null when no usable word remains (no filter)
- */
-export async function expandedSearchTsQuery(knex: Knex, tenantId: number, column: string, search: unknown): Promise<{ sql: string; bindings: string[] } | 'no-match' | null> {
-  const e = await expandSearch(search, async (plain) => (await knex.raw(WORD_LOOKUP_SQL.replace('$2', '?').replace('$1', '?'), [plain, tenantId])).rows);
-  return e === null || e === 'no-match' ? e : tsCondition(column, e);
-}
-
 /** The whereRaw condition for expanded terms (AND of all terms). */
 export function tsCondition(column: string, terms: ExpandedTerm[]): { sql: string; bindings: string[] } {
   const bindings: string[] = [];

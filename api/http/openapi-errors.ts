@@ -1,5 +1,6 @@
-import type { ResponseDef, RouteDef } from './route.js';
-import { DEMO_BLOCKED_ACTIONS } from '../middleware/demo-guard.js';
+import type { ResponseDef } from './route.js';
+import type { AnyWebRoute } from './web-route.js';
+import { isDemoBlocked } from '../middleware/demo-guard.js';
 import { errorBody } from '../shared/schemas.js';
 
 /** A documented response header (OpenAPI Header Object without name/in). */
@@ -16,7 +17,7 @@ export const RATE_LIMIT_HEADERS: Record<string, HeaderDef> = {
 };
 
 /** Why a route can answer 403, as the auth middleware decides it (api/middleware/auth.ts). */
-function forbiddenReasons(def: RouteDef): string[] {
+function forbiddenReasons(def: AnyWebRoute): string[] {
   const reasons: string[] = [];
   if (def.auth === 'integration') reasons.push('the token names no tenant');
   if (def.auth === 'platform') reasons.push('the user is not a platform admin');
@@ -24,7 +25,8 @@ function forbiddenReasons(def: RouteDef): string[] {
   if (def.permission) reasons.push(`the user lacks the permission \`${def.permission}\``);
   if (def.tenant) reasons.push('the user belongs to no tenant');
   const parts = reasons.length ? [`FORBIDDEN: ${reasons.join('; ')}.`] : [];
-  if (def.demoAction && DEMO_BLOCKED_ACTIONS.has(def.demoAction)) {
+  if (def.module) parts.push(`\`module_disabled\`: the tenant switched the ${def.module} module off.`);
+  if (isDemoBlocked(def.demoAction)) {
     parts.push(`\`demo_guard_blocked\`: the tenant runs in demo mode and the action \`${def.demoAction}\` is blocked there.`);
   }
   return parts;
@@ -45,7 +47,7 @@ function forbiddenReasons(def: RouteDef): string[] {
  * @param hasPathParams whether the route's path has parameters
  * @returns status -> response (the route's own responses override these by status)
  */
-export function webCommonErrors(def: RouteDef, hasPathParams: boolean): Record<number, CommonErrorDef> {
+export function webCommonErrors(def: AnyWebRoute, hasPathParams: boolean): Record<number, CommonErrorDef> {
   const out: Record<number, CommonErrorDef> = {};
   if (def.auth !== 'public') {
     out[401] = { description: 'UNAUTHENTICATED: the bearer token is missing, malformed, wrong, expired or revoked.' };

@@ -1,4 +1,5 @@
-import type { RouteDef } from './route.js';
+import type { AnyRoute } from './route.js';
+import type { AnyWebRoute } from './web-route.js';
 import type { Schema } from './validation.js';
 import { objectProperties, toOpenApiSchema } from './openapi-schema.js';
 import { RATE_LIMIT_HEADERS, webCommonErrors, type CommonErrorDef, type HeaderDef } from './openapi-errors.js';
@@ -19,16 +20,24 @@ export interface OpenApiInfo {
   description?: string;
 }
 
-/** Options for services whose error body or token kinds differ from the web service's. */
-export interface OpenApiOptions {
+/** Any route of any service (the builder reads only the shared RouteDef fields). */
+type DocRoute = AnyRoute<never>;
+
+/**
+ * Options of the builder; D is the service's route type (its guard fields decide the common errors
+ * and the security scheme). The defaults are the web service's.
+ */
+export interface OpenApiOptions<D extends DocRoute = AnyWebRoute> {
   /** Error body schema, published as components.schemas.Error (default: api/shared/schemas.ts errorBody). */
   errorSchema?: Schema;
   /** The common error responses of a route (default: webCommonErrors). Schemas may be errorSchema. */
-  commonErrors?: (def: RouteDef, hasPathParams: boolean) => Record<number, CommonErrorDef>;
+  commonErrors?: (def: D, hasPathParams: boolean) => Record<number, CommonErrorDef>;
   /** Security schemes (default: integrationToken and loginToken, both bearer). */
   securitySchemes?: Record<string, Record<string, unknown>>;
   /** Name of the security scheme a route needs, or null for a public route (default: by def.auth). */
-  securityFor?: (def: RouteDef) => string | null;
+  securityFor?: (def: D) => string | null;
+  /** Whether a route is rate limited (documents X-RateLimit-* and 429; default: its rateLimited flag). */
+  rateLimitedFor?: (def: D) => boolean;
   /** Descriptions of tags, by tag name. */
   tagDescriptions?: Record<string, string>;
 }
@@ -96,7 +105,7 @@ const DEFAULT_SCHEMES: Record<string, Record<string, unknown>> = {
   },
 };
 
-function defaultSecurityFor(def: RouteDef): string | null {
+function defaultSecurityFor(def: AnyWebRoute): string | null {
   if (def.auth === 'public') return null;
   return def.auth === 'integration' ? 'integrationToken' : 'loginToken';
 }
@@ -120,10 +129,15 @@ function describe(s: Schema): { schema: Schema; description?: string } {
  * @returns the document (plain JSON)
  * @throws Error when two routes share method+path or operationId, or a params property is not in the path
  */
-export function buildOpenApi(routes: RouteDef[], info: OpenApiInfo, options: OpenApiOptions = {}): OpenApiDocument {
+export function buildOpenApi<D extends DocRoute>(
+  routes: readonly D[], info: OpenApiInfo, options: OpenApiOptions<D> & Required<Pick<OpenApiOptions<D>, 'commonErrors' | 'securityFor'>>,
+): OpenApiDocument;
+export function buildOpenApi(routes: readonly AnyWebRoute[], info: OpenApiInfo, options?: OpenApiOptions<AnyWebRoute>): OpenApiDocument;
+export function buildOpenApi(routes: readonly AnyWebRoute[], info: OpenApiInfo, options: OpenApiOptions<AnyWebRoute> = {}): OpenApiDocument {
   const errorSchema = options.errorSchema ?? errorBody;
   const commonErrors = options.commonErrors ?? webCommonErrors;
   const securityFor = options.securityFor ?? defaultSecurityFor;
+  const rateLimitedFor = options.rateLimitedFor ?? ((d: AnyWebRoute) => !!d.rateLimited);
   const headers: Record<string, HeaderDef> = {
     'X-Request-Id': { description: 'Request id; also in the server log line of this request.', schema: { type: 'string' } },
     'Idempotent-Replayed': { description: '`true` when the response replays the first request with this Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
@@ -183,7 +197,7 @@ export function buildOpenApi(routes: RouteDef[], info: OpenApiInfo, options: Ope
       const own = def.responses[status];
       const base = common[status];
       const schema = own?.schema ?? base?.schema ?? (status >= 400 ? errorSchema : undefined);
-      const headerNames = ['X-Request-Id', ...(def.rateLimited ? Object.keys(RATE_LIMIT_HEADERS) : [])];
+      const headerNames = ['X-Request-Id', ...(rateLimitedFor(def) ? Object.keys(RATE_LIMIT_HEADERS) : [])];
       if (def.idempotent && status < 300) headerNames.push('Idempotent-Replayed');
       for (const [n, h] of Object.entries(base?.headers ?? {})) { headers[n] ??= h; headerNames.push(n); }
       const refs = [...new Set(headerNames)];

@@ -1,80 +1,113 @@
-import Router from '@koa/router';
-import type { Next } from 'koa';
-import { authenticate, authorize, type AuthKind } from '../middleware/auth.js';
-import { assertDemoAllowed } from '../middleware/demo-guard.js';
-import type { TokenRateLimiter } from '../middleware/rate-limit.js';
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import compose from 'koa-compose';
 import { bodyAjv, queryAjv, validate, type Schema } from './validation.js';
-import type { AppContext } from '../context.js';
 
 /** One documented response of a route. */
 export interface ResponseDef { description: string; schema?: Schema }
 
+/** HTTP methods of the route tables. */
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** Loosely typed input of a route without a schema for it. */
+export type Input = Record<string, unknown>;
+
+/** The validated input a route's handler reads from ctx.state. */
+export interface Validated<P, Q, B> { params: P; query: Q; body: B }
+
+/** A route's context with its validated input typed: `ctx.state.body.name` needs no cast. */
+export type RouteContext<C, P, Q, B> = C & { state: Validated<P, Q, B> };
+
+/** A Koa middleware of a service's context. */
+export type Middleware<C> = (ctx: C, next: Koa.Next) => Promise<void>;
+
 /**
- * A route of the web service: the single table both the Koa router and the OpenAPI document are
- * built from (DESIGN.md §4). Paths use Koa syntax (`/customers/:id`).
+ * A route of either service (DESIGN.md §3 "one route-table type"): the single table both the Koa
+ * router and the OpenAPI document are built from. Paths use Koa syntax (`/customers/:id`).
+ * `C` is the service's context; `P`, `Q`, `B` the validated params, query and body the handler
+ * reads. Each service adds its own guard fields (api/routes.ts WebRoute, api/mail/routes.ts MailRoute).
  */
-export interface RouteDef {
-  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+export interface RouteDef<C = Koa.Context, P = Input, Q = Input, B = Input> {
+  method: HttpMethod;
   path: string;
   /** One line for the docs. */
   summary: string;
   description?: string;
   /** OpenAPI tag (module name). */
   tag: string;
-  auth: AuthKind;
-  /** Integration tokens: 'write' needs a read_write token. */
-  access?: 'read' | 'write';
-  /** Login users: permission name required. */
-  permission?: string;
-  /** Login routes that act on the user's tenant. */
-  tenant?: boolean;
-  /** Action name checked against the demo guard's blocked list. */
-  demoAction?: string;
-  /** Per-token rate limit applies (external API). */
-  rateLimited?: boolean;
-  /** Honours the Idempotency-Key header (POSTs that create). */
-  idempotent?: boolean;
   params?: Schema;
   query?: Schema;
   body?: Schema;
-  /** Success and route-specific error responses; the common ones (401/403/422/500) are added by the docs. */
+  /** Per-caller rate limit applies (documented with X-RateLimit-* headers). */
+  rateLimited?: boolean;
+  /** Honours the Idempotency-Key header (POSTs that create). */
+  idempotent?: boolean;
+  /** Success and route-specific error responses; each service's docs add the common errors. */
   responses: Record<number, ResponseDef>;
-  /** Extra middleware run after auth and validation, before the handler (rate limit, idempotency). */
-  middleware?: ((ctx: AppContext, next: Next) => Promise<void>)[];
-  handler: (ctx: AppContext) => Promise<void> | void;
+  handler(ctx: RouteContext<C, P, Q, B>): Promise<void> | void;
 }
 
-/** Options of mountRoutes: hooks every route of a kind gets (rate limit, idempotency). */
-export interface MountHooks {
-  /** Per-token limiter of rateLimited routes, applied by authenticate() (api/middleware/rate-limit.ts). */
-  rateLimit?: TokenRateLimiter;
-  idempotency?: (ctx: AppContext, next: Next) => Promise<void>;
+/** Any route of a service with context C (the element type of a route table). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a table holds routes of different input types
+export type AnyRoute<C> = RouteDef<C, any, any, any>;
+
+/** How a service plugs its authentication and checks into mountRoutes. */
+export interface MountOptions<C, D> {
+  /** Middleware run before validation: authentication, rate limit, authorization, resolution of path records. */
+  before(def: D): Middleware<C>[];
+  /** Middleware run after validation, before the handler (idempotency, mailbox password). */
+  after?(def: D): Middleware<C>[];
+  /**
+   * Digits-only path ids (DESIGN.md §10 "path ids"): a path parameter whose params schema is an
+   * integer matches only a segment of ASCII digits; any other segment falls through to the next
+   * route (and finally 404), so `/tickets/incidents` never reaches `/tickets/:id`. Default false.
+   */
+  digitIds?: boolean;
+}
+
+/** Names of the path parameters whose params schema is `type: 'integer'`. */
+export function integerParams(params: Schema | undefined): string[] {
+  const props = (params?.properties ?? {}) as Record<string, { type?: unknown }>;
+  return Object.entries(props).filter(([, s]) => s?.type === 'integer').map(([name]) => name);
 }
 
 /**
- * Registers route definitions on a Koa router: authenticate (with the per-token rate limit of
- * rateLimited routes, consumed alongside the token lookup) -> authorize -> demo guard ->
- * validate params/query/body -> idempotency -> handler.
- * Validated values land in ctx.state.params, ctx.state.query and ctx.state.body.
+ * Registers a route table on a Koa router (both services), one composed middleware per route:
+ * [digit-id match, else fall through] -> opts.before(def) ->
+ * validate params, query and body (ajv; 422 through the error table) -> opts.after(def) -> handler.
+ * Validated values land in ctx.state.params, ctx.state.query and ctx.state.body (the body is a
+ * structured clone, so ajv's defaults never touch the parsed request).
+ * @param router the service's router
+ * @param defs the route table
+ * @param opts the service's hooks
  */
-export function mountRoutes(router: Router, defs: RouteDef[], hooks: MountHooks = {}): void {
+export function mountRoutes<C extends Koa.ParameterizedContext<Partial<Validated<Input, Input, Input>>>, D extends AnyRoute<C>>(
+  router: Router, defs: readonly D[], opts: MountOptions<C, D>,
+): void {
   for (const def of defs) {
-    const chain: ((ctx: AppContext, next: Next) => Promise<void>)[] = [authenticate(def.auth, def.rateLimited ? hooks.rateLimit : undefined)];
-    chain.push(authorize({ access: def.access, permission: def.permission, tenant: def.tenant }));
+    const chain: Middleware<C>[] = [...opts.before(def)];
     chain.push(async (ctx, next) => {
-      assertDemoAllowed(ctx.state.tenant, def.demoAction);
-      ctx.state.params = def.params ? validate(queryAjv, def.params, { ...ctx.params }) : { ...ctx.params };
+      const raw = (ctx as unknown as { params: Record<string, string> }).params;
+      ctx.state.params = def.params ? validate(queryAjv, def.params, { ...raw }) : { ...raw };
       ctx.state.query = def.query ? validate(queryAjv, def.query, { ...ctx.query }) : { ...ctx.query };
-      const raw = (ctx.request as unknown as { body?: unknown }).body;
+      const body = (ctx.request as unknown as { body?: unknown }).body;
       if (def.body) {
-        const body = raw && typeof raw === 'object' && !Array.isArray(raw) ? structuredClone(raw) : raw ?? {};
-        ctx.state.body = validate(bodyAjv, def.body, body);
+        const copy = body && typeof body === 'object' && !Array.isArray(body) ? structuredClone(body) : body ?? {};
+        ctx.state.body = validate(bodyAjv, def.body, copy);
       } else ctx.state.body = {};
       return next();
     });
-    if (def.idempotent && hooks.idempotency) chain.push(hooks.idempotency);
-    if (def.middleware) chain.push(...def.middleware);
-    chain.push(async (ctx) => { await def.handler(ctx); });
-    (router as unknown as Record<string, (path: string, ...mw: unknown[]) => void>)[def.method](def.path, ...chain);
+    if (opts.after) chain.push(...opts.after(def));
+    chain.push(async (ctx) => { await def.handler(ctx as RouteContext<C, unknown, unknown, unknown>); });
+    const run = compose(chain as compose.Middleware<C>[]);
+    const ids = opts.digitIds ? integerParams(def.params) : [];
+    // one middleware per route: a non-digit id calls next() and so falls through to the next matching route
+    const route: Middleware<C> = async (ctx, next) => {
+      const raw = (ctx as unknown as { params: Record<string, string> }).params;
+      if (ids.some((n) => raw[n] !== undefined && !/^[0-9]+$/.test(raw[n]))) return next();
+      await run(ctx);
+    };
+    const register = (router as unknown as Record<HttpMethod, (path: string, ...mw: Middleware<C>[]) => void>)[def.method];
+    register.call(router, def.path, route);
   }
 }

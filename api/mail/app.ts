@@ -1,11 +1,12 @@
 import Koa from 'koa';
 import Router from '@koa/router';
-import { koaBody } from 'koa-body';
+import { jsonBody } from '../http/body.js';
 import { QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { mailErrorsAndLogging } from './middleware/errors.js';
 import { keyRateLimit, DEFAULT_MAIL_RATE_LIMIT } from './middleware/rate-limit.js';
-import { mailRoutes, mountMailRoutes } from './routes.js';
+import { mountMailRoutes } from './routes.js';
+import { mailRoutes } from './table.js';
 import { createMailDocsRouter } from './openapi.js';
 import { createDashboardRouter } from './dashboard/index.js';
 import { QUEUE as MAILBOX_CREATE_QUEUE } from '../../jobs/mailbox-create.js';
@@ -54,22 +55,15 @@ function createRuntime(deps: MailDeps): MailRuntime {
  */
 export function createMailApp(deps: MailDeps): { app: Koa<MailState>; router: Router; close(): Promise<void> } {
   const app = new Koa<MailState>();
-  app.proxy = process.env.TRUST_PROXY === '1';
+  app.proxy = deps.config.trustProxy ?? false;
   app.silent = true;
   const runtime = createRuntime(deps);
   Object.assign(app.context, { deps, mailRuntime: runtime });
 
   const mw = (fn: (ctx: MailContext, next: Koa.Next) => Promise<void>) => fn as unknown as Koa.Middleware<MailState>;
   app.use(mw(mailErrorsAndLogging()));
-  const json = koaBody({
-    json: true, jsonLimit: '1mb', urlencoded: false, multipart: false, text: false, jsonStrict: true,
-    // keep raw-body's own 4xx (413 entity too large, 415 unsupported charset); a JSON syntax error has none: 400
-    onError: (err) => {
-      const status = (err as { status?: unknown }).status;
-      throw Object.assign(err, { status: typeof status === 'number' && status >= 400 && status < 500 ? status : 400, expose: true });
-    },
-  });
-  app.use(mw(async (ctx, next) => (ctx.path.startsWith('/api/') ? json(ctx as never, next) : next())));
+  // JSON bodies under /api/ only (1 MB; malformed -> invalid_request, too large -> payload_too_large)
+  app.use(mw(jsonBody({ limit: '1mb', when: (ctx) => ctx.path.startsWith('/api/') }) as never));
 
   const router = new Router();
   const rl = deps.config.rateLimit ?? DEFAULT_MAIL_RATE_LIMIT;

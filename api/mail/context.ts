@@ -34,6 +34,8 @@ export interface MailConfig {
   rateLimit?: { points: number; durationSeconds: number };
   /** How long POST .../mailboxes waits for the job before answering 202, in ms (default 30000). */
   createWaitMs?: number;
+  /** Trust X-Forwarded-* from a reverse proxy (TRUST_PROXY; lib/config.ts). */
+  trustProxy?: boolean;
   /** Redis key prefix of the rate-limit counters (default `rl:mailkey`; tests isolate with their own). */
   rateLimitPrefix?: string;
 }

@@ -5,6 +5,10 @@
  * stated). Messages are fixed texts or built from safe values; never a password, a key or SQL.
  */
 
+import { AppError, type AppErrorOptions, type FieldErrors } from '../errors.js';
+
+export type { FieldErrors };
+
 /** Every error code the service answers, with its HTTP status and default message. */
 export const MAIL_ERRORS = {
   // document 3's table
@@ -33,34 +37,23 @@ export const MAIL_ERRORS = {
 
 export type MailErrorCode = keyof typeof MAIL_ERRORS;
 
-/** Field errors in the Laravel layout (dotted path -> reasons). */
-export type FieldErrors = Record<string, string[]>;
-
 /**
- * An error whose code, status and message are safe to show. Routes and services throw it; the error
- * middleware (api/mail/middleware/errors.ts) writes the body.
+ * An error of the Mailbox API's own vocabulary: an AppError (api/errors.ts) whose code is a key of
+ * MAIL_ERRORS, which decides the status. Routes and services throw it; the error table and the
+ * service's writer (api/mail/middleware/errors.ts) render it.
  */
-export class MailApiError extends Error {
-  readonly status: number;
-  readonly error: MailErrorCode;
-  readonly errors?: FieldErrors;
-  /** Extra response headers (Retry-After, X-RateLimit-*). */
-  readonly headers: Record<string, string>;
-  /** Extra safe body fields (e.g. job_id). */
-  readonly extra: Record<string, unknown>;
-
+export class MailApiError extends AppError {
   /**
    * @param code one of MAIL_ERRORS (decides the status)
    * @param message safe message (default: the table's)
    */
-  constructor(code: MailErrorCode, message?: string, opts: { errors?: FieldErrors; headers?: Record<string, string>; extra?: Record<string, unknown>; cause?: unknown } = {}) {
-    super(message ?? MAIL_ERRORS[code].message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = 'MailApiError';
-    this.error = code;
-    this.status = MAIL_ERRORS[code].status;
-    this.errors = opts.errors;
-    this.headers = opts.headers ?? {};
-    this.extra = opts.extra ?? {};
+  constructor(code: MailErrorCode, message?: string, opts: AppErrorOptions = {}) {
+    super(MAIL_ERRORS[code].status, code, message ?? MAIL_ERRORS[code].message, opts);
+  }
+
+  /** The Mailbox API error code (the body's `error`). */
+  get error(): MailErrorCode {
+    return this.code as MailErrorCode;
   }
 }
 

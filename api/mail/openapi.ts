@@ -2,11 +2,10 @@ import { createRequire } from 'node:module';
 import Router from '@koa/router';
 import { buildOpenApi, type OpenApiDocument } from '../http/openapi.js';
 import { RATE_LIMIT_HEADERS, type CommonErrorDef } from '../http/openapi-errors.js';
-import type { RouteDef } from '../http/route.js';
 import { serveDocs } from '../docs/routes.js';
 import { MAIL_ERRORS, type MailErrorCode } from './errors.js';
 import { mailErrorBody } from './schemas.js';
-import type { MailRouteDef } from './routes.js';
+import type { AnyMailRoute } from './routes.js';
 
 /**
  * /openapi.json (OpenAPI 3.1) and /docs (swagger-ui served from node_modules/swagger-ui-dist) of
@@ -40,24 +39,11 @@ then the mail server (mailbox_auth_failed, email_not_found, mail_server_error).
 
 const ERR = (code: MailErrorCode, why?: string) => `\`${code}\`: ${why ?? MAIL_ERRORS[code].message}`;
 
-/** A mail route as the shared builder's RouteDef, keeping the original for the callbacks below. */
-type Bridged = RouteDef & { mail: MailRouteDef };
-
-function bridge(def: MailRouteDef): Bridged {
-  return {
-    method: def.method, path: def.path, summary: def.summary, description: def.description, tag: def.tag,
-    auth: def.scope ? 'integration' : 'public', rateLimited: def.scope !== null,
-    params: def.params, query: def.query, body: def.body, responses: def.responses,
-    handler: () => undefined, mail: def,
-  };
-}
-
 /**
  * The error responses a mail route can produce, decided by its flags (see mountMailRoutes).
  * @returns status -> response with the mail error body
  */
-export function mailCommonErrors(route: RouteDef): Record<number, CommonErrorDef> {
-  const def = (route as Bridged).mail;
+export function mailCommonErrors(def: AnyMailRoute): Record<number, CommonErrorDef> {
   const out: Record<number, CommonErrorDef> = {};
   const add = (status: number, line: string) => {
     out[status] = { description: out[status] ? `${out[status].description}; ${line}` : line };
@@ -91,8 +77,8 @@ export function mailCommonErrors(route: RouteDef): Record<number, CommonErrorDef
  * @param serverUrl MAIL_BASE_URL
  * @throws Error from buildOpenApi (duplicate route or operationId)
  */
-export function buildMailOpenApi(routes: MailRouteDef[], serverUrl: string): OpenApiDocument {
-  const doc = buildOpenApi(routes.map(bridge), { title: 'Mailbox API', version: VERSION, serverUrl, description: DESCRIPTION }, {
+export function buildMailOpenApi(routes: readonly AnyMailRoute[], serverUrl: string): OpenApiDocument {
+  const doc = buildOpenApi(routes, { title: 'Mailbox API', version: VERSION, serverUrl, description: DESCRIPTION }, {
     errorSchema: mailErrorBody,
     commonErrors: mailCommonErrors,
     securitySchemes: {
@@ -101,7 +87,8 @@ export function buildMailOpenApi(routes: MailRouteDef[], serverUrl: string): Ope
         description: 'API key created by an operator in the dashboard (/login). Send `Authorization: Bearer <API_KEY>`.',
       },
     },
-    securityFor: (def) => (def.auth === 'public' ? null : 'apiKey'),
+    securityFor: (def) => (def.scope === null ? null : 'apiKey'),
+    rateLimitedFor: (def) => def.scope !== null,
     tagDescriptions: {
       index: 'Discovery.',
       mailboxes: 'The key\'s mailboxes; creating mailboxes in the key\'s domain.',
@@ -126,7 +113,7 @@ export function buildMailOpenApi(routes: MailRouteDef[], serverUrl: string): Ope
  * The document is built once, here.
  * @returns the router and the document
  */
-export function createMailDocsRouter(routes: MailRouteDef[], serverUrl: string): { router: Router; doc: OpenApiDocument } {
+export function createMailDocsRouter(routes: readonly AnyMailRoute[], serverUrl: string): { router: Router; doc: OpenApiDocument } {
   const doc = buildMailOpenApi(routes, serverUrl);
   const router = new Router();
   serveDocs(router, doc, 'Mailbox API', serverUrl);

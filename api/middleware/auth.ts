@@ -1,10 +1,12 @@
 import type { Next } from 'koa';
 import { bearer, parseToken, type TokenKind } from '../../lib/token.js';
 import { tokenMatches } from '../../lib/token.js';
-import { Forbidden, Unauthenticated } from '../errors.js';
+import { Forbidden, ModuleDisabled, Unauthenticated } from '../errors.js';
+import type { ModuleName, Permission } from '../tenants/catalog.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { runStatement, statement } from '../../db/statement.js';
 import type { TokenRateLimiter } from './rate-limit.js';
+import { rolesAndPermissions } from '../auth/service.js';
 import type { AppContext, AuthInfo, TenantInfo } from '../context.js';
 
 /** Who may call a route (DESIGN.md §5). */
@@ -64,23 +66,6 @@ export function tenantFromAbilities(abilities: string[]): number | null {
 }
 
 /**
- * Loads a user's roles and permissions. Super Admin holds every permission.
- * @returns role names and permission names (sorted)
- */
-export async function rolesAndPermissions(ctx: { deps: { knex: AppContext['deps']['knex'] } }, userId: number): Promise<{ roles: string[]; permissions: string[] }> {
-  const rows: { role: string; permission: string | null }[] = await ctx.deps.knex('user_roles as ur')
-    .join('roles as r', 'r.id', 'ur.role_id')
-    .leftJoin('role_permissions as rp', 'rp.role_id', 'r.id')
-    .leftJoin('permissions as p', 'p.id', 'rp.permission_id')
-    .where('ur.user_id', userId)
-    .select('r.name as role', 'p.name as permission');
-  const roles = [...new Set(rows.map((r) => r.role))].sort();
-  let permissions = [...new Set(rows.map((r) => r.permission).filter((p): p is string => !!p))];
-  if (roles.includes('Super Admin')) permissions = (await ctx.deps.knex('permissions').pluck('name')) as string[];
-  return { roles, permissions: permissions.sort() };
-}
-
-/**
  * Koa middleware authenticating the caller for a route of the given kind. Sets ctx.state.auth, and
  * for tenant callers ctx.state.tenant and ctx.state.scope.
  * - integration: an integration token (document 1); its tenant from abilities (403 when none).
@@ -121,7 +106,7 @@ export function authenticate(kind: AuthKind, rateLimit?: TokenRateLimiter) {
       if (!user) throw new Unauthenticated();
       auth.tenantId = user.tenant_id;
       auth.isPlatformAdmin = user.is_platform_admin;
-      Object.assign(auth, await rolesAndPermissions(ctx, user.id));
+      Object.assign(auth, await rolesAndPermissions(ctx.deps.knex, user.id));
       if (kind === 'platform' && !auth.isPlatformAdmin) throw new Forbidden('A platform admin is required.');
     }
     if (auth.tenantId !== null) {
@@ -140,22 +125,25 @@ export function authenticate(kind: AuthKind, rateLimit?: TokenRateLimiter) {
 }
 
 /**
- * Guards on the authenticated caller, applied after authenticate().
- * - access 'write': integration token must be read_write (403 otherwise).
- * - permission: login user must hold it (403 otherwise).
+ * Guards on the authenticated caller, applied after authenticate() (DESIGN.md §10).
+ * - access 'write': integration token must be read_write (403 FORBIDDEN otherwise).
+ * - module: the tenant must have the module switched on (403 module_disabled otherwise).
+ * - permission: login user must hold it (403 FORBIDDEN naming the permission otherwise).
  * - tenant: login routes that need an active tenant (403 for users without one).
+ * @throws Forbidden, ModuleDisabled
  */
-export function authorize(opts: { access?: 'read' | 'write'; permission?: string; tenant?: boolean }) {
+export function authorize(opts: { access?: 'read' | 'write'; permission?: Permission; module?: ModuleName; tenant?: boolean }) {
   return async (ctx: AppContext, next: Next): Promise<void> => {
     const auth = ctx.state.auth;
     if (!auth) return next();
     if (opts.access === 'write' && auth.kind === 'integration' && auth.access !== 'read_write') {
       throw new Forbidden('This token is read-only; use a read_write token for writes.');
     }
+    if ((opts.tenant || opts.module) && !ctx.state.tenant) throw new Forbidden('This action needs a tenant user.');
+    if (opts.module && !ctx.state.tenant!.modules.includes(opts.module)) throw new ModuleDisabled(opts.module);
     if (opts.permission && auth.kind === 'login' && !auth.permissions.includes(opts.permission)) {
       throw new Forbidden(`Missing permission ${opts.permission}.`);
     }
-    if (opts.tenant && !ctx.state.tenant) throw new Forbidden('This action needs a tenant user.');
     return next();
   };
 }

@@ -1,21 +1,47 @@
 import { DemoGuardBlocked } from '../errors.js';
 
 /**
- * The one list of actions a demo-mode tenant refuses with 403 demo_guard_blocked (document 1,
- * "Authentication" 7; DESIGN.md §5). Route definitions name their action in `demoAction`; a route
- * whose action is listed here is blocked for tenants with demo_mode on.
+ * The one typed list of actions a demo-mode tenant refuses with 403 demo_guard_blocked (document 2
+ * "Authentication" 6; DESIGN.md §5, §10 "demo guard"): every action that reaches a real external
+ * system or moves real money, plus the external API's writes (document 1). Reads and local drafts
+ * stay allowed. Route definitions name their action with `demoAction: DemoAction`, so a typo does
+ * not compile; a route whose action is in this list is blocked for tenants with demo_mode on.
  */
-export const DEMO_BLOCKED_ACTIONS: ReadonlySet<string> = new Set([
+export const DEMO_BLOCKED_ACTIONS = [
+  // document 1: writes of the external integration API
   'external.customers.create',
   'external.tickets.create',
+  // issue 2: ticket status changes notify customers
   'tickets.status.update',
-]);
+  // DESIGN §10: real external systems
+  'wabot.send',
+  'email.send',
+  'email.sync',
+  'app_builder.release_build',
+  'provisioning.run',
+  'network.dhcp_bind_sync',
+  // DESIGN §10: real money
+  'paypoint.cash_payment',
+  'finance.invoice_pay',
+  'finance.money_request_pay',
+] as const;
+
+/** One action the demo guard blocks. */
+export type DemoAction = (typeof DEMO_BLOCKED_ACTIONS)[number];
+
+const BLOCKED: ReadonlySet<string> = new Set(DEMO_BLOCKED_ACTIONS);
+
+/** True when the action is on the demo guard's list. */
+export function isDemoBlocked(action: string | undefined): action is DemoAction {
+  return !!action && BLOCKED.has(action);
+}
 
 /**
  * Throws DemoGuardBlocked when the tenant is in demo mode and the action is blocked.
  * @param tenant the active tenant (null for platform-level calls: never blocked)
  * @param action the route's action name
+ * @throws DemoGuardBlocked (403 demo_guard_blocked) naming the action
  */
-export function assertDemoAllowed(tenant: { demo_mode: boolean } | null | undefined, action: string | undefined): void {
-  if (action && tenant?.demo_mode && DEMO_BLOCKED_ACTIONS.has(action)) throw new DemoGuardBlocked(action);
+export function assertDemoAllowed(tenant: { demo_mode: boolean } | null | undefined, action: DemoAction | undefined): void {
+  if (action && tenant?.demo_mode && BLOCKED.has(action)) throw new DemoGuardBlocked(action);
 }

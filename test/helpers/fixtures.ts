@@ -34,7 +34,7 @@ export async function makeUser(tenantId: number, role: string): Promise<{ id: nu
 
 /** Issues an integration token directly through the service. */
 export async function makeIntegrationToken(f: TenantFixture, access: 'read' | 'read_write' = 'read', expires_at: string | null = null) {
-  return createToken(env.knex, f.tenant.id, f.admin.id, { name: `itest-${uniq()}`, access, expires_at });
+  return createToken(f.scope, f.admin.id, { name: `itest-${uniq()}`, access, expires_at });
 }
 
 /** Inserts a package, customer, OLT, ONU, invoice and ticket in the tenant; returns their ids. */

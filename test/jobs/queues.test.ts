@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs/promises';
-import { addOrUnavailable, createQueues, safeJobId, type Queues } from '../../jobs/queues.js';
-import { QueueUnavailable } from '../../api/errors.js';
+import { addOrUnavailable, createQueues, QueueUnavailableError, safeJobId, type Queues } from '../../jobs/queues.js';
+import { describeError } from '../../api/http/error-table.js';
 import { freePort } from '../../lib/infra/free-port.js';
 import { startRedis } from '../../lib/infra/redis.js';
 import { env, registerCleanup } from '../helpers/env.js';
@@ -36,16 +36,16 @@ describe('jobs/queues addOrUnavailable (QUEUE_UNAVAILABLE when Redis cannot take
     expect(await q.getWaitingCount()).to.equal(1);
   });
 
-  it('throws QueueUnavailable (503 QUEUE_UNAVAILABLE) when nothing listens at the Redis URL, instead of hanging', async () => {
+  it('throws QueueUnavailableError (503 QUEUE_UNAVAILABLE) when nothing listens at the Redis URL, instead of hanging', async () => {
     const port = await freePort();
     const queues = open(`redis://127.0.0.1:${port}`);
     const err = await rejection(addOrUnavailable(queues.get('ticket-sla'), 'ticket-sla', {}, {}, 300));
-    expect(err).to.be.instanceOf(QueueUnavailable);
-    expect(err).to.include({ status: 503, code: 'QUEUE_UNAVAILABLE' });
+    expect(err).to.be.instanceOf(QueueUnavailableError);
+    expect(describeError(err)).to.include({ status: 503, code: 'QUEUE_UNAVAILABLE' });
     expect((err as Error).cause).to.be.instanceOf(Error);
   });
 
-  it('throws QueueUnavailable once a Redis that was up has stopped', async () => {
+  it('throws QueueUnavailableError once a Redis that was up has stopped', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'isp-queue-redis-'));
     registerCleanup(() => fs.rm(dir, { recursive: true, force: true }));
     const redis = await startRedis(dir);
@@ -58,7 +58,7 @@ describe('jobs/queues addOrUnavailable (QUEUE_UNAVAILABLE when Redis cannot take
     await redis.stop();
     stopped = true;
     const err = await rejection(addOrUnavailable(q, 'ticket-sla', {}, { jobId: 'after-stop' }, 500));
-    expect(err).to.be.instanceOf(QueueUnavailable);
-    expect((err as QueueUnavailable).code).to.equal('QUEUE_UNAVAILABLE');
+    expect(err).to.be.instanceOf(QueueUnavailableError);
+    expect(describeError(err)).to.include({ status: 503, code: 'QUEUE_UNAVAILABLE' });
   });
 });

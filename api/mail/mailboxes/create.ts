@@ -15,15 +15,6 @@ import type { MailContext, MailDeps, ResolvedDomain } from '../context.js';
 
 /** Default wait of POST .../mailboxes for the job, in ms. */
 export const DEFAULT_CREATE_WAIT_MS = 30_000;
-/** Longest wait for Redis to take the job before answering 503, in ms (BullMQ waits for a connection). */
-export const ENQUEUE_TIMEOUT_MS = 5_000;
-
-/** Resolves like `p`, or rejects after `ms`. */
-function within<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const t = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer from the job queue within ${ms} ms`)), ms); });
-  return Promise.race([p, t]).finally(() => clearTimeout(timer));
-}
 
 /** The validated create-mailbox payload. */
 export interface CreateMailboxPayload { local_part: string; password: string; real_name?: string | null; quota?: string | null }
@@ -85,8 +76,8 @@ export async function startMailboxCreate(deps: MailDeps, domain: ResolvedDomain,
   }
 
   try {
-    // a job enqueued after the timeout finds no request and ends as a no-op
-    const job = await within(mailboxCreate.enqueue(deps.queues, { request_id: requestId, secret_id: secretId }), ENQUEUE_TIMEOUT_MS);
+    // bounded by addOrUnavailable; a job enqueued after its timeout finds no request and ends as a no-op
+    const job = await mailboxCreate.enqueue(deps.queues, { request_id: requestId, secret_id: secretId });
     return { requestId, job };
   } catch (e) {
     await knex.transaction(async (trx) => {

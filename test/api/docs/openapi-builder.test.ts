@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { RouteDef } from '../../../api/http/route.js';
+import type { AnyWebRoute } from '../../../api/http/web-route.js';
 import { buildOpenApi, operationIdOf, toOpenApiPath } from '../../../api/http/openapi.js';
 import { toOpenApiSchema } from '../../../api/http/openapi-schema.js';
 import { DEMO_BLOCKED_ACTIONS } from '../../../api/middleware/demo-guard.js';
@@ -9,7 +9,7 @@ import { structuralProblems } from './openapi-check.js';
 const info = { title: 'Test API', version: '9.9.9', serverUrl: 'http://x.test' };
 const noop = () => undefined;
 
-function route(over: Partial<RouteDef>): RouteDef {
+function route(over: Partial<AnyWebRoute>): AnyWebRoute {
   return { method: 'get', path: '/api/things', summary: 'Things', tag: 'things', auth: 'login', responses: { 200: { description: 'OK' } }, handler: noop, ...over };
 }
 
@@ -47,12 +47,12 @@ describe('buildOpenApi (api/http/openapi.ts)', () => {
 
   it('derives the common error responses from the route flags', () => {
     const body = { type: 'object', required: ['name'], properties: { name: { type: 'string' } } };
-    const blocked = [...DEMO_BLOCKED_ACTIONS][0];
+    const blocked = DEMO_BLOCKED_ACTIONS[0];
     const doc = buildOpenApi([
       route({ path: '/pub', auth: 'public' }),
       route({ path: '/ext/:id', auth: 'integration', params: idParams, rateLimited: true }),
       route({ method: 'post', path: '/ext', auth: 'integration', access: 'write', body, idempotent: true, demoAction: blocked, rateLimited: true, responses: { 201: { description: 'Created', schema: body } } }),
-      route({ path: '/adm', auth: 'login', permission: 'x.view' }),
+      route({ path: '/adm', auth: 'login', permission: 'sales.view' }),
     ], info);
     const codes = (p: string, m = 'get') => Object.keys(doc.paths[p][m].responses);
     expect(codes('/pub')).to.deep.equal(['200', '500']);
@@ -61,7 +61,7 @@ describe('buildOpenApi (api/http/openapi.ts)', () => {
     expect(codes('/adm')).to.deep.equal(['200', '401', '403', '500']);
     const post = doc.paths['/ext'].post;
     expect(post.responses['403'].description).to.include('demo_guard_blocked').and.include('read_write');
-    expect(doc.paths['/adm'].get.responses['403'].description).to.include('x.view').and.not.include('demo_guard_blocked');
+    expect(doc.paths['/adm'].get.responses['403'].description).to.include('sales.view').and.not.include('demo_guard_blocked');
     expect(post.responses['429'].headers).to.have.all.keys('X-Request-Id', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset');
     expect(post.responses['201'].headers).to.have.all.keys('X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Idempotent-Replayed');
     expect(post.responses['422'].content!['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/Error' });

@@ -75,7 +75,7 @@ describe('external v1: health, me, packages, invoices, tickets, OLTs, ONUs (docu
 
   it('me: user is null when the token\'s owner was deleted; the token keeps working', async () => {
     const owner = await makeUser(f.tenant.id, 'Administrator');
-    const t = await createToken(env.knex, f.tenant.id, owner.id, { name: 'orphan', access: 'read_write' });
+    const t = await createToken(f.scope, owner.id, { name: 'orphan', access: 'read_write' });
     expect((await app.request('GET', `${V1}/me`, { token: t.token })).body.user).to.deep.include({ id: owner.id, email: owner.email });
     await env.knex('users').where({ id: owner.id }).del();
     const res = await app.request('GET', `${V1}/me`, { token: t.token });
@@ -200,12 +200,18 @@ describe('external v1: health, me, packages, invoices, tickets, OLTs, ONUs (docu
     expect(listed).to.deep.equal(rest);
   });
 
-  it('answers 404 for unknown ids and 422 for ids that are not positive integers', async () => {
+  it('answers 404 for unknown ids and for ids that are not digits, 422 for digit ids out of range', async () => {
     for (const r of ['customers', 'invoices', 'tickets']) {
       const res = await app.request('GET', `${V1}/${r}/2147483647`, { token });
       expect(res.status, r).to.equal(404);
       expect(res.body.code).to.equal('NOT_FOUND');
-      for (const bad of ['abc', '0', '-3', '1.5', '99999999999']) {
+      // DESIGN.md §10 "path ids": a non-digit segment never matches `/{id}` (docs/decisions.md)
+      for (const bad of ['abc', '-3', '1.5', '0x1', '1e3', '%201']) {
+        const miss = await app.request('GET', `${V1}/${r}/${bad}`, { token });
+        expect(miss.status, `${r}/${bad}`).to.equal(404);
+        expect(miss.body).to.deep.equal({ message: 'Route not found.', code: 'NOT_FOUND' });
+      }
+      for (const bad of ['0', '99999999999']) {
         expect((await app.request('GET', `${V1}/${r}/${bad}`, { token })).status, `${r}/${bad}`).to.equal(422);
       }
     }

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import Router from '@koa/router';
 import { createMailApp } from '../../../api/mail/app.js';
-import { mailRoutes, publicPath } from '../../../api/mail/routes.js';
+import { publicPath } from '../../../api/mail/routes.js';
+import { mailRoutes } from '../../../api/mail/table.js';
 import { buildMailOpenApi } from '../../../api/mail/openapi.js';
 import { createQueues } from '../../../jobs/queues.js';
 import { structuralProblems } from '../../api/docs/openapi-check.js';

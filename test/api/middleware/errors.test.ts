@@ -6,7 +6,7 @@ import knexPkg from 'knex';
 import type { Knex } from 'knex';
 import { Model } from 'objection';
 import { createApp } from '../../../api/app.js';
-import { mountRoutes, type RouteDef } from '../../../api/http/route.js';
+import { mountWebRoutes, type AnyWebRoute } from '../../../api/http/web-route.js';
 import { createLogger } from '../../../lib/logger.js';
 import { createQueues } from '../../../jobs/queues.js';
 import { env, registerCleanup } from '../../helpers/env.js';
@@ -29,12 +29,12 @@ function withTempTable(fn: (trx: Knex.Transaction) => Promise<unknown>) {
   });
 }
 
-const route = (path: string, handler: (ctx: AppContext) => Promise<void>): RouteDef => ({
+const route = (path: string, handler: (ctx: AppContext) => Promise<void>): AnyWebRoute => ({
   method: 'get', path, summary: 'test', tag: 'test', auth: 'public', responses: { 200: { description: 'ok' } }, handler,
 });
 
 /** Routes registered only in this test's app, on the real app's router (after createApp). */
-const TEST_ROUTES: RouteDef[] = [
+const TEST_ROUTES: AnyWebRoute[] = [
   route('/test/throws', async () => { throw new Error('boom: SELECT password_hash FROM users WHERE id = 1'); }),
   route('/test/bad-sql', async (ctx) => { await ctx.deps.knex.raw('SELECT secret_column FROM no_such_table_xyz'); }),
   route('/test/unique', async () => { await withTempTable((trx) => trx('tmp_things').insert({ code: 'secret-code-1', name: 'dup', qty: 1 })); }),
@@ -50,7 +50,7 @@ async function start(knex: Knex = env.knex) {
   const logger = createLogger('info', new Writable({ write(c, _e, cb) { logs.push(c.toString()); cb(); } }) as never);
   const queues = createQueues(env.redisUrl, { prefix: `{test-errors-${process.pid}}` });
   const { app, router } = createApp({ knex, redis: env.redis, logger, queues, config: { publicBaseUrl: 'http://127.0.0.1', rateLimit: { points: 100000, durationSeconds: 60 } } });
-  mountRoutes(router, TEST_ROUTES);
+  mountWebRoutes(router, TEST_ROUTES);
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   registerCleanup(async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); await queues.close(); });
