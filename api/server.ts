@@ -8,17 +8,17 @@ import { createQueues } from '../jobs/queues.js';
 import { createApp } from './app.js';
 
 /**
- * The `web` process: builds the app from the environment, listens on PORT, and closes the server,
+ * The `web` process: builds the app from the configuration (lib/config.ts; `env` defaults to the process's), listens on PORT, and closes the server,
  * queues, Redis and the database pool on SIGTERM/SIGINT.
  */
-export async function startWeb(env: NodeJS.ProcessEnv = process.env): Promise<{ server: http.Server; close(): Promise<void> }> {
+export async function startWeb(env?: NodeJS.ProcessEnv): Promise<{ server: http.Server; close(): Promise<void> }> {
   const config = loadServerConfig(env);
   const logger = createLogger(config.logLevel);
   const knex = createKnex(config.databaseUrl);
   const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const queues = createQueues(config.redisUrl);
-  const { app } = createApp({ knex, redis, logger, queues, config: { publicBaseUrl: config.publicBaseUrl, rateLimit: { points: config.externalRateLimit, durationSeconds: 60 }, secureCookies: config.publicBaseUrl.startsWith('https:') } });
+  const { app } = createApp({ knex, redis, logger, queues, config: { publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy, rateLimit: { points: config.externalRateLimit, durationSeconds: 60 }, secureCookies: config.publicBaseUrl.startsWith('https:') } });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(config.port, resolve));
   logger.info({ port: config.port, url: config.publicBaseUrl }, 'web listening');

@@ -1,7 +1,10 @@
 /**
- * Process configuration from the environment (12-factor), validated once at start.
+ * Process configuration from the environment (12-factor), validated once at start. The only module
+ * that reads process.env (issue 6 item 6); everything else receives a Config.
  * DESIGN.md §1: PORT, MAIL_PORT, PUBLIC_BASE_URL, MAIL_BASE_URL, DATABASE_URL, REDIS_URL, APP_KEY,
- * WORKER_QUEUES, LOG_LEVEL. A malformed value stops the process with a message naming it.
+ * WORKER_QUEUES, LOG_LEVEL; plus EXTERNAL_RATE_LIMIT, MAIL_RATE_LIMIT, TRUST_PROXY, DATA_DIR,
+ * MAIL_DEMO, MAIL_TLS_CA_FILE, SHUTDOWN_GRACE_MS (README "Configuration"). A malformed value stops
+ * the process with a message naming it.
  */
 
 export interface Config {
@@ -25,6 +28,18 @@ export interface Config {
   logLevel: string;
   /** Per-token request limit of the external API per minute (EXTERNAL_RATE_LIMIT, default 600). */
   externalRateLimit: number;
+  /** Per-API-key request limit of the Mailbox API per minute (MAIL_RATE_LIMIT, default 120). */
+  mailRateLimit: number;
+  /** Trust X-Forwarded-For/-Proto of a reverse proxy (TRUST_PROXY=1|true; default off). */
+  trustProxy: boolean;
+  /** Where the embedded default keeps its data (DATA_DIR, default `.data`, relative to the checkout). */
+  dataDir: string;
+  /** Start the demo mail server under `npm start` (MAIL_DEMO=off disables it). */
+  mailDemo: boolean;
+  /** PEM file of an extra CA the mailbox client trusts for IMAP/SMTP TLS (MAIL_TLS_CA_FILE), if any. */
+  mailTlsCaFile?: string;
+  /** How long a stopping process waits for in-flight requests and jobs, in ms (SHUTDOWN_GRACE_MS, default 25000). */
+  shutdownGraceMs: number;
 }
 
 /** Thrown when an environment variable is malformed; the message names the variable. */
@@ -46,6 +61,14 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, def: number): number 
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
   return n;
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '') return def;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be 1/true/on or 0/false/off, got "${env[name]}"`);
 }
 
 function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string | undefined {
@@ -90,6 +113,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerQueues: (env.WORKER_QUEUES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     logLevel,
     externalRateLimit: positiveInt(env, 'EXTERNAL_RATE_LIMIT', 600),
+    mailRateLimit: positiveInt(env, 'MAIL_RATE_LIMIT', 120),
+    trustProxy: flag(env, 'TRUST_PROXY', false),
+    dataDir: env.DATA_DIR || '.data',
+    mailDemo: flag(env, 'MAIL_DEMO', true),
+    mailTlsCaFile: env.MAIL_TLS_CA_FILE || undefined,
+    shutdownGraceMs: positiveInt(env, 'SHUTDOWN_GRACE_MS', 25_000),
   };
 }
 
@@ -104,4 +133,22 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env): Required
     if (!v) throw new ConfigError(`${k} is required`);
   }
   return c as Required<Pick<Config, 'databaseUrl' | 'redisUrl' | 'appKey'>> & Config;
+}
+
+/**
+ * Like loadServerConfig, for the `mail` process: MAIL_BASE_URL is required too (the Mailbox API
+ * announces its own base URL, document 3).
+ * @throws ConfigError naming the missing or malformed variable
+ */
+export function loadMailServerConfig(env: NodeJS.ProcessEnv = process.env): ReturnType<typeof loadServerConfig> {
+  if (!env.MAIL_BASE_URL) throw new ConfigError('MAIL_BASE_URL is required');
+  return loadServerConfig(env);
+}
+
+/**
+ * The environment a launcher passes on to its child processes (bin/dev.ts, the Procfile runner).
+ * @returns a copy of process.env
+ */
+export function inheritedEnv(): NodeJS.ProcessEnv {
+  return { ...process.env };
 }

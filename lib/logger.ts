@@ -12,10 +12,10 @@ export const REDACT_PATHS = [
 
 /**
  * Creates the JSON logger. One per process; tests pass a destination to capture lines.
- * @param level pino level name
+ * @param level pino level name (the processes pass LOG_LEVEL from lib/config.ts)
  * @param dest optional destination stream (default stdout)
  */
-export function createLogger(level = process.env.LOG_LEVEL || 'info', dest?: DestinationStream): Logger {
+export function createLogger(level = 'info', dest?: DestinationStream): Logger {
   return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { pid: process.pid } }, dest);
 }
 

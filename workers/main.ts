@@ -1,7 +1,7 @@
 import { Queue, Worker, type KeepJobs } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
-import { pathToFileURL } from 'node:url';
+import { isMainModule, runService } from '../lib/process.js';
 import { ConfigError, loadServerConfig } from '../lib/config.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { createKnex } from '../db/knex.js';
@@ -159,40 +159,31 @@ function summary(value: unknown): unknown {
 }
 
 /**
- * Entry point of `npm run worker`: configuration from the environment (lib/config.ts
- * loadServerConfig), then startWorkers; SIGTERM/SIGINT close everything and exit 0. A bad
+ * The `worker` process (`npm run worker`, Procfile `worker`): configuration from lib/config.ts
+ * (loadServerConfig; `env` defaults to the process's), WORKER_QUEUES checked, then startWorkers.
+ * Started through lib/process.ts runService like the web and mail processes: SIGTERM/SIGINT close
+ * the workers (running jobs finish within the grace period) and the pool, then exit 0; a bad
  * configuration (missing variable, unknown WORKER_QUEUES name) exits 1 with a message naming it.
+ * @returns close(): closes the workers, then the database pool
+ * @throws ConfigError / UnknownQueuesError naming the bad variable or queue
  */
-export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  let config: ReturnType<typeof loadServerConfig>;
-  try {
-    config = loadServerConfig(env);
-    resolveQueues(config.workerQueues);
-  } catch (err) {
-    console.error(err instanceof Error ? err.message : String(err));
-    process.exit(1);
-  }
+export async function startWorkerProcess(env?: NodeJS.ProcessEnv): Promise<{ close(): Promise<void> }> {
+  const config = loadServerConfig(env);
+  resolveQueues(config.workerQueues);
   const logger = createLogger(config.logLevel);
   const knex = createKnex(config.databaseUrl);
-  let handle: WorkerHandle | null = null;
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    (handle ? handle.close() : Promise.resolve())
-      .then(() => knex.destroy())
-      .then(() => process.exit(0), (err) => { logger.error({ err }, 'shutdown failed'); process.exit(1); });
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
-  handle = await startWorkers({ redisUrl: config.redisUrl, knex, appKey: config.appKey, queues: config.workerQueues, logger });
+  const handle = await startWorkers({
+    redisUrl: config.redisUrl, knex, appKey: config.appKey, queues: config.workerQueues, logger,
+    shutdownGraceMs: config.shutdownGraceMs,
+  });
+  return {
+    async close() {
+      logger.info('shutting down');
+      await handle.close();
+      await knex.destroy();
+    },
+  };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((err) => {
-    console.error(err instanceof Error ? err.message : String(err));
-    process.exit(1);
-  });
-}
+if (isMainModule(import.meta.url)) runService(() => startWorkerProcess());

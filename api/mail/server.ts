@@ -1,21 +1,12 @@
 import http from 'node:http';
 import { isMainModule, runService } from '../../lib/process.js';
 import { Redis } from 'ioredis';
-import { ConfigError, loadServerConfig } from '../../lib/config.js';
+import { loadMailServerConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { createKnex } from '../../db/knex.js';
 import { createQueues } from '../../jobs/queues.js';
 import { createMailboxClient } from '../../jobs/adapters/mailbox-client/index.js';
 import { createMailApp } from './app.js';
-
-/** Per-key rate limit from MAIL_RATE_LIMIT (requests a minute, default 120). */
-function rateLimitOf(env: NodeJS.ProcessEnv): { points: number; durationSeconds: number } {
-  const raw = env.MAIL_RATE_LIMIT;
-  if (raw === undefined || raw === '') return { points: 120, durationSeconds: 60 };
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`MAIL_RATE_LIMIT must be a positive integer, got "${raw}"`);
-  return { points: n, durationSeconds: 60 };
-}
 
 /**
  * The `mail` process (DESIGN.md §1; Procfile `mail: tsx api/mail/server.ts`): the Mailbox API and
@@ -25,10 +16,9 @@ function rateLimitOf(env: NodeJS.ProcessEnv): { points: number; durationSeconds:
  * connections, Redis and the database pool.
  * @throws ConfigError naming the bad variable
  */
-export async function startMail(env: NodeJS.ProcessEnv = process.env): Promise<{ server: http.Server; url: string; close(): Promise<void> }> {
-  if (!env.MAIL_BASE_URL) throw new ConfigError('MAIL_BASE_URL is required');
-  const config = loadServerConfig(env);
-  const rateLimit = rateLimitOf(env);
+export async function startMail(env?: NodeJS.ProcessEnv): Promise<{ server: http.Server; url: string; close(): Promise<void> }> {
+  const config = loadMailServerConfig(env);
+  const rateLimit = { points: config.mailRateLimit, durationSeconds: 60 };
   const logger = createLogger(config.logLevel);
   const knex = createKnex(config.databaseUrl);
   const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
@@ -37,7 +27,7 @@ export async function startMail(env: NodeJS.ProcessEnv = process.env): Promise<{
   const mailClient = createMailboxClient({ logger });
   const { app, close: closeApp } = createMailApp({
     knex, redis, logger, queues, mailClient,
-    config: { mailBaseUrl: config.mailBaseUrl, appKey: config.appKey, rateLimit },
+    config: { mailBaseUrl: config.mailBaseUrl, appKey: config.appKey, rateLimit, trustProxy: config.trustProxy },
   });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(config.mailPort, resolve));
