@@ -3,6 +3,7 @@ import type { JobSchedulerDef, QueueName } from '../jobs/queues.js';
 import * as invoiceOverdue from '../jobs/invoice-overdue.js';
 import * as ticketSla from '../jobs/ticket-sla.js';
 import * as mailboxCreate from '../jobs/mailbox-create.js';
+import * as eventDispatch from '../jobs/event-dispatch.js';
 
 /**
  * How the worker process runs one queue (DESIGN.md §1, §3).
@@ -27,4 +28,5 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
   'invoice-overdue': { processor: invoiceOverdue.process, concurrency: 1, scheduler: invoiceOverdue.scheduler },
   'ticket-sla': { processor: ticketSla.process, concurrency: 1, scheduler: ticketSla.scheduler },
   'mailbox-create': { processor: mailboxCreate.process, concurrency: 5 },
+  'event-dispatch': { processor: eventDispatch.process, concurrency: 2, scheduler: eventDispatch.scheduler },
 };

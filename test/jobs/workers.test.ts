@@ -41,7 +41,7 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     return list;
   };
 
-  it('starts a worker per queue with a processor, skips the others with a log line, and registers both schedulers', async () => {
+  it('starts a worker per queue with a processor, skips the others (log line), registers the schedulers', async () => {
     const prefix = uniquePrefix();
     const { logger, lines } = captureLogger();
     const h = await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger });
@@ -56,7 +56,10 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     expect(inv.map((s) => ({ key: s.key, pattern: s.pattern, tz: s.tz }))).to.deep.equal([{ key: 'invoice-overdue-hourly', pattern: '5 * * * *', tz: 'UTC' }]);
     const sla = await schedulersOf(prefix, 'ticket-sla');
     expect(sla.map((s) => ({ key: s.key, every: Number(s.every) }))).to.deep.equal([{ key: 'ticket-sla-every-minute', every: 60000 }]);
-    expect(lines.filter((l) => l.includes('job scheduler registered'))).to.have.length(2);
+    const ev = await schedulersOf(prefix, 'event-dispatch');
+    expect(ev.map((s) => ({ key: s.key, every: Number(s.every) })))
+      .to.deep.equal([{ key: 'event-dispatch-every-5s', every: 5000 }]);
+    expect(lines.filter((l) => l.includes('job scheduler registered'))).to.have.length(3);
   });
 
   it('runs invoice-overdue once as soon as the worker starts (catch-up), then keeps the hourly pattern', async () => {
