@@ -26,7 +26,11 @@ export interface AppDeps {
 }
 
 /** The active tenant as the middleware loads it. */
-export interface TenantInfo { id: number; slug: string; name: string; demo_mode: boolean; modules: string[]; settings: Record<string, unknown> }
+export interface TenantInfo {
+  id: number; slug: string; name: string; demo_mode: boolean; modules: string[]; settings: Record<string, unknown>;
+  /** IANA time zone (tenants.timezone; DESIGN.md §10). */
+  timezone?: string;
+}
 
 /** The authenticated caller. */
 export interface AuthInfo {

@@ -3,6 +3,7 @@ import { authRoutes } from './auth/routes.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { externalRoutes } from './external/routes.js';
 import { ticketRoutes } from './tickets/routes.js';
+import { auditLogRoutes } from './audit-logs/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -13,4 +14,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...authRoutes,
   ...tokenRoutes,
   ...ticketRoutes,
+  ...auditLogRoutes,
 ];

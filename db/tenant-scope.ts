@@ -4,10 +4,10 @@ import { runStatement, statement, type RunOptions, type Statement } from './stat
 
 /** Tables whose rows carry tenant_id (DESIGN.md §5). */
 export type TenantTable = 'packages' | 'customers' | 'invoices' | 'tickets' | 'olts' | 'onus' | 'idempotency_keys' | 'tenant_counters'
-  | 'customer_status_counts' | 'customer_search_words';
+  | 'customer_status_counts' | 'customer_search_words' | 'audit_log' | 'auth_tokens';
 
 const TENANT_TABLES: readonly TenantTable[] = ['packages', 'customers', 'invoices', 'tickets', 'olts', 'onus', 'idempotency_keys', 'customer_search_words',
-  'tenant_counters', 'customer_status_counts'];
+  'tenant_counters', 'customer_status_counts', 'audit_log', 'auth_tokens'];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */
 export interface TenantStatement extends Statement { readonly tenantBound: true }

@@ -65,3 +65,6 @@ export function isPermission(name: string): name is Permission {
 export function isModule(name: string): name is ModuleName {
   return (MODULES as readonly string[]).includes(name);
 }
+
+/** The time zone of a tenant that has none set (DESIGN.md §10 "time zone"). */
+export const DEFAULT_TIMEZONE = 'Asia/Jakarta';

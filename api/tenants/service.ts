@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { hashPassword } from '../auth/service.js';
 import { Conflict, NotFound, ValidationFailed } from '../errors.js';
-import { MODULES, PERMISSIONS, ROLES, ROLE_PERMISSIONS, type RoleName } from './catalog.js';
+import { MODULES, PERMISSIONS, ROLES, ROLE_PERMISSIONS, type ModuleName, type RoleName } from './catalog.js';
 
 /**
  * Platform provisioning of tenants and users, shared by the CLI, the demo seed and the tests
@@ -100,4 +100,20 @@ export async function setDemoMode(knex: Knex, ref: string | number, on: boolean)
   const t = await findTenant(knex, ref);
   const [u] = await knex('tenants').where({ id: t.id }).update({ demo_mode: on, updated_at: knex.fn.now() }).returning(['id', 'slug', 'name', 'demo_mode']);
   return u as { id: number; slug: string; name: string; demo_mode: boolean };
+}
+
+/**
+ * Switches a tenant module on or off (DESIGN.md §10 "tenant modules"): routes with `module` answer
+ * 403 module_disabled while it is off. Stored per tenant in tenants.modules.
+ * @param ref tenant slug or id
+ * @returns the tenant's modules after the change, in catalogue order
+ * @throws NotFound for an unknown tenant
+ */
+export async function setModule(knex: Knex, ref: string | number, module: ModuleName, on: boolean): Promise<ModuleName[]> {
+  const t = await findTenant(knex, ref);
+  const current = new Set<string>(t.modules);
+  if (on) current.add(module); else current.delete(module);
+  const modules = MODULES.filter((m) => current.has(m));
+  await knex('tenants').where({ id: t.id }).update({ modules: JSON.stringify(modules), updated_at: knex.fn.now() });
+  return modules;
 }

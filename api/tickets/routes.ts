@@ -7,6 +7,7 @@ import { changeStatus, ticketById, type TicketStatus } from './service.js';
 export const ticketRoutes: AnyWebRoute[] = [
   webRoute<{ id: number }, Record<string, never>, { status: TicketStatus }>({
     method: 'patch', path: '/api/tickets/:id', tag: 'tickets', auth: 'login', tenant: true, permission: 'tickets.update',
+    module: 'tickets',
     demoAction: 'tickets.status.update',
     summary: 'Change a ticket\'s status; reopening a resolved or closed ticket needs Administrator or Super Admin',
     params: idParams, body: ticketStatusBody,

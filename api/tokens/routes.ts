@@ -21,7 +21,7 @@ export const tokenRoutes: AnyWebRoute[] = [
     responses: { 201: { description: 'Created', schema: { type: 'object', required: ['data', 'token'], properties: { data: tokenInfo, token: { type: 'string' } } } } },
     async handler(ctx) {
       ctx.status = 201;
-      ctx.body = await createToken(ctx.state.scope!, ctx.state.auth!.userId!, ctx.state.body);
+      ctx.body = await createToken(ctx.state.scope!, ctx.state.auth!.userId!, ctx.state.body, ctx.ip);
     },
   }),
   webRoute<{ id: number }>({
@@ -29,7 +29,7 @@ export const tokenRoutes: AnyWebRoute[] = [
     summary: 'Revoke an integration token of the active tenant', params: idParams,
     responses: { 200: { description: 'Revoked', schema: { type: 'object', properties: { message: { type: 'string' }, data: tokenInfo } } }, 404: { description: 'Unknown id or another tenant\'s token' } },
     async handler(ctx) {
-      ctx.body = await revokeIntegrationToken(ctx.state.scope!, ctx.state.params.id);
+      ctx.body = await revokeIntegrationToken(ctx.state.scope!, ctx.state.params.id, { userId: ctx.state.auth!.userId, ip: ctx.ip });
     },
   }),
 ];

@@ -3,6 +3,7 @@ import { NotFound, ValidationFailed } from '../errors.js';
 import { iso } from '../shared/schemas.js';
 import { AuthToken } from '../../db/models/index.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
+import { recordAudit } from '../audit-logs/service.js';
 
 /** Abilities of an integration token: its tenant and its access (document 1, DESIGN.md §5). */
 export function abilitiesFor(tenantId: number, access: 'read' | 'read_write'): string[] {
@@ -49,17 +50,25 @@ export async function listTokens(scope: TenantScope) {
  * @param scope the caller's tenant
  * @param userId the admin creating it
  * @param input name, access (read | read_write), expires_at (ISO date-time in the future, or null)
+ * @param ip the caller's address, for the audit entry `integrations.token_created`
  * @returns `{data: info, token: plain}`: the plain token appears here and nowhere else
  * @throws ValidationFailed when expires_at is not in the future
  */
-export async function createToken(scope: TenantScope, userId: number, input: TokenInput) {
+export async function createToken(scope: TenantScope, userId: number, input: TokenInput, ip: string | null = null) {
   const expires = input.expires_at ? new Date(input.expires_at) : null;
   if (expires && expires.getTime() <= Date.now()) {
     throw new ValidationFailed({ expires_at: ['The expires at field must be a date after now.'] });
   }
-  const { id, token } = await issueToken(scope.knex, 'integration', {
-    tenant_id: scope.tenantId, user_id: userId, name: input.name, access: input.access,
-    abilities: abilitiesFor(scope.tenantId, input.access), expires_at: expires,
+  const { id, token } = await scope.knex.transaction(async (trx) => {
+    const issued = await issueToken(trx, 'integration', {
+      tenant_id: scope.tenantId, user_id: userId, name: input.name, access: input.access,
+      abilities: abilitiesFor(scope.tenantId, input.access), expires_at: expires,
+    });
+    await recordAudit(scope.withTransaction(trx), {
+      userId, action: 'integrations.token_created', subject: { type: 'auth_tokens', id: issued.id }, ip,
+      after: { name: input.name, access: input.access, expires_at: expires?.toISOString() ?? null },
+    });
+    return issued;
   });
   const row = await activeTokens(scope).findById(id);
   return { data: tokenInfo(row!), token };
@@ -69,12 +78,21 @@ export async function createToken(scope: TenantScope, userId: number, input: Tok
  * DELETE /api/integrations/api-tokens/{id}: revokes a token of the tenant (any admin of the tenant).
  * @param scope the caller's tenant
  * @param id the token id
+ * @param actor who revokes it, for the audit entry `integrations.token_revoked`
  * @throws NotFound for an unknown id, another tenant's id, or an already revoked token
  */
-export async function revokeIntegrationToken(scope: TenantScope, id: number) {
+export async function revokeIntegrationToken(scope: TenantScope, id: number, actor: { userId: number | null; ip?: string | null }) {
   const row = await activeTokens(scope).findById(id);
   if (!row) throw new NotFound('Token');
-  await scope.query<AuthToken>(AuthToken).where({ id, type: 'integration' }).whereNull('revoked_at')
-    .patch({ revoked_at: new Date(), updated_at: new Date() });
+  await scope.knex.transaction(async (trx) => {
+    const n = await scope.query<AuthToken>(AuthToken, trx).where({ id, type: 'integration' }).whereNull('revoked_at')
+      .patch({ revoked_at: new Date(), updated_at: new Date() });
+    if (n) {
+      await recordAudit(scope.withTransaction(trx), {
+        userId: actor.userId, action: 'integrations.token_revoked', subject: { type: 'auth_tokens', id }, ip: actor.ip ?? null,
+        before: { name: row.name, access: row.access },
+      });
+    }
+  });
   return { message: 'Token revoked.', data: tokenInfo(row) };
 }

@@ -10,3 +10,4 @@ export { Invoice } from './invoice.js';
 export { Ticket } from './ticket.js';
 export { Olt } from './olt.js';
 export { Onu } from './onu.js';
+export { AuditLog } from './audit-log.js';
