@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger.js';
+import { systemClock, type Clock } from '../lib/clock.js';
 
 /**
- * What processors need from their process: the knex instance, the logger and the APP_KEY. BullMQ
+ * What processors need from their process: the knex instance, the logger, the APP_KEY and the clock. BullMQ
  * calls a processor as `process(job, token, signal)`, so these come from here rather than from
  * arguments.
  * workers/main.ts startWorkers() sets them before any Worker starts; tests that call a processor
@@ -17,6 +18,11 @@ export interface JobDeps {
    * process sets it from its validated configuration; absent where no processor needs it.
    */
   appKey?: Buffer;
+  /**
+   * The clock processors read "now" and "today" from (invoice-overdue, ticket-sla). Default
+   * systemClock; tests pass a ManualClock (lib/clock.ts) so they do not depend on the calendar.
+   */
+  clock?: Clock;
 }
 
 let current: JobDeps | null = null;
@@ -33,4 +39,12 @@ export function configureJobDeps(deps: JobDeps): void {
 export function jobDeps(): JobDeps {
   if (!current) throw new Error('Job dependencies are not configured: call configureJobDeps() (startWorkers does).');
   return current;
+}
+
+/**
+ * The clock of the configured dependencies, systemClock when none was given.
+ * @throws Error when nothing configured the dependencies (as jobDeps)
+ */
+export function jobClock(): Clock {
+  return jobDeps().clock ?? systemClock;
 }

@@ -1,17 +1,18 @@
 import type { JobsOptions } from 'bullmq';
 import type { Knex } from 'knex';
 import { DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type JobSchedulerDef, type Queues } from './queues.js';
-import { jobDeps } from './deps.js';
+import { jobClock, jobDeps } from './deps.js';
+import { dateIn, isValidTimeZone, type Clock } from '../lib/clock.js';
 import { SCAN_BATCH_SIZE, reportProgress, tally, tenantSlugs, throwIfAborted } from './platform-scan.js';
 
 /**
  * Job `invoice-overdue` (issue 2 §9): unpaid invoices whose due_date has passed become overdue.
  *
- * "Passed" is decided in UTC: an invoice is overdue when `due_date < today`, where today is the
- * database's current date in UTC. due_date is a calendar date without a zone and tenants carry no
- * time zone yet, so the platform uses one clock for everyone: an invoice due on D turns overdue at
- * the first run after 00:00 UTC of D+1 (the hourly scheduler runs at minute 5). A tenant east of
- * UTC sees it a few hours into its D+1, never before its due date has ended in UTC.
+ * "Passed" is decided in the tenant's time zone (tenants.timezone, DESIGN.md §10): an invoice is
+ * overdue when `due_date < today`, where today is the tenant's calendar date at the instant the run
+ * starts (lib/clock.ts dateIn, the job clock of jobs/deps.ts). An invoice due on D turns overdue at
+ * the first run after local midnight of D+1 there: for Asia/Jakarta (UTC+7) the run at 17:05 UTC
+ * (the hourly scheduler runs at minute 5 UTC, so at most 65 minutes after local midnight).
  *
  * Platform job: it scans every tenant's invoices. This (and ticket-sla) is the one allowed place for
  * a cross-tenant query (DESIGN.md §5); it touches no row through a tenant's request and reports its
@@ -26,8 +27,13 @@ export interface InvoiceOverdueData { tenant_id?: number | null }
 export interface InvoiceOverdueResult {
   /** Invoices changed from unpaid to overdue by this run. */
   changed: number;
-  /** The UTC date the run compared due_date with (YYYY-MM-DD). */
+  /** The instant the run took "today" from (ISO 8601, UTC; the job clock's now at the start). */
   as_of: string;
+  /**
+   * Today per time zone of the scanned tenants, as compared with due_date: IANA zone -> YYYY-MM-DD
+   * (e.g. {"Asia/Jakarta": "..."}). A zone this process cannot resolve is left out, and so are its tenants.
+   */
+  today: Record<string, string>;
   /** Changed invoices per tenant id. */
   tenants: Record<string, number>;
   /** UPDATE statements run. */
@@ -74,35 +80,51 @@ export async function enqueue(queues: Queues, data: InvoiceOverdueData = {}, opt
  * BullMQ processor: marks overdue invoices in batches of 500 (`UPDATE ... WHERE id IN (SELECT ...
  * FOR UPDATE SKIP LOCKED LIMIT 500)`), so a payment being written concurrently is skipped, not
  * waited for, and picked up by the next run. Idempotent: a second run changes nothing.
+ * "Today" comes from the job clock (jobDeps().clock, default the system clock).
  * @param signal checked between batches; when aborted, throws ScanAborted (the job retries)
- * @returns the summary {changed, as_of, tenants, batches}
+ * @returns the summary {changed, as_of, today, tenants, batches}
  */
 export async function process(job: JobLike<InvoiceOverdueData>, _token?: string, signal?: AbortSignal): Promise<InvoiceOverdueResult> {
-  return markOverdue(jobDeps().knex, job, signal);
+  return markOverdue(jobDeps().knex, jobClock(), job, signal);
 }
 
-async function markOverdue(knex: Knex, job: JobLike<InvoiceOverdueData>, signal?: AbortSignal): Promise<InvoiceOverdueResult> {
+async function markOverdue(
+  knex: Knex, clock: Clock, job: JobLike<InvoiceOverdueData>, signal?: AbortSignal,
+): Promise<InvoiceOverdueResult> {
   const tenantId = job.data?.tenant_id ?? null;
-  const { rows: [{ today }] } = await knex.raw(`SELECT to_char((now() AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS today`);
-  // Cross-tenant on purpose (platform job, see the file comment).
-  const { rows: [{ total }] } = await knex.raw(
-    `SELECT count(*)::int AS total FROM invoices WHERE status = 'unpaid' AND due_date < ?::date AND (?::int IS NULL OR tenant_id = ?::int)`,
-    [today, tenantId, tenantId],
-  );
-  await job.log(`as of ${today} (UTC): ${total} unpaid invoice(s) past due${tenantId ? ` in tenant ${tenantId}` : ''}`);
+  const asOf = clock.now();
+  const today = await todayPerZone(knex, asOf, tenantId, job);
+  const zones = Object.entries(today);
+  if (!zones.length) {
+    await job.log(`as of ${asOf.toISOString()}: no tenant to scan${tenantId ? ` (tenant ${tenantId})` : ''}`);
+    await job.updateProgress(100);
+    return { changed: 0, as_of: asOf.toISOString(), today, tenants: {}, batches: 0 };
+  }
+  // Cross-tenant on purpose (platform job, see the file comment). The constant upper bound (the
+  // latest of the dates) lets PostgreSQL range-scan the partial index invoices_overdue_scan.
+  const latest = zones.map(([, d]) => d).sort().at(-1)!;
+  const pastDue = `FROM invoices i
+    JOIN tenants t ON t.id = i.tenant_id
+    JOIN (VALUES ${zones.map(() => '(?::text, ?::date)').join(', ')}) AS z(tz, today) ON z.tz = t.timezone
+    WHERE i.status = 'unpaid' AND i.due_date < ?::date AND i.due_date < z.today
+      AND (?::int IS NULL OR i.tenant_id = ?::int)`;
+  const pastDueBindings = [...zones.flat(), latest, tenantId, tenantId];
+  const { rows: [{ total }] } = await knex.raw(`SELECT count(*)::int AS total ${pastDue}`, pastDueBindings);
+  const zoneList = zones.map(([tz, d]) => `${d} in ${tz}`).join(', ');
+  const scope = tenantId ? ` in tenant ${tenantId}` : '';
+  await job.log(`as of ${asOf.toISOString()} (today ${zoneList}): ${total} unpaid invoice(s) past due${scope}`);
   const perTenant: Record<string, number> = {};
   let changed = 0;
   let batches = 0;
   for (;;) {
     throwIfAborted(signal, changed);
     const { rows } = await knex.raw(
-      `UPDATE invoices AS i SET status = 'overdue', updated_at = now()
-       WHERE i.status = 'unpaid' AND i.id IN (
-         SELECT id FROM invoices
-         WHERE status = 'unpaid' AND due_date < ?::date AND (?::int IS NULL OR tenant_id = ?::int)
-         ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)
-       RETURNING i.id, i.tenant_id`,
-      [today, tenantId, tenantId, SCAN_BATCH_SIZE],
+      `UPDATE invoices AS u SET status = 'overdue', updated_at = now()
+       WHERE u.status = 'unpaid' AND u.id IN (
+         SELECT i.id ${pastDue}
+         ORDER BY i.id LIMIT ? FOR UPDATE OF i SKIP LOCKED)
+       RETURNING u.id, u.tenant_id`,
+      [...pastDueBindings, SCAN_BATCH_SIZE],
     );
     batches += 1;
     for (const r of rows as { tenant_id: number }[]) tally(perTenant, r.tenant_id);
@@ -116,5 +138,23 @@ async function markOverdue(knex: Knex, job: JobLike<InvoiceOverdueData>, signal?
   }
   await job.log(`done: ${changed} invoice(s) marked overdue in ${batches} batch(es)`);
   await job.updateProgress(100);
-  return { changed, as_of: today, tenants: perTenant, batches };
+  return { changed, as_of: asOf.toISOString(), today, tenants: perTenant, batches };
+}
+
+/**
+ * Today at `asOf` in every time zone of the tenants scanned (all, or `tenantId` only).
+ * A zone Intl does not know is logged and left out (its tenants are not scanned this run).
+ * @returns IANA zone -> YYYY-MM-DD
+ */
+async function todayPerZone(
+  knex: Knex, asOf: Date, tenantId: number | null, job: JobLike<unknown>,
+): Promise<Record<string, string>> {
+  const rows: { timezone: string }[] = await knex('tenants').distinct('timezone').orderBy('timezone')
+    .modify((q) => { if (tenantId !== null) q.where({ id: tenantId }); });
+  const today: Record<string, string> = {};
+  for (const { timezone } of rows) {
+    if (isValidTimeZone(timezone)) today[timezone] = dateIn(timezone, asOf);
+    else await job.log(`time zone ${JSON.stringify(timezone)} is unknown here: its tenants are skipped this run`);
+  }
+  return today;
 }

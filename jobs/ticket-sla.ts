@@ -1,7 +1,8 @@
 import type { JobsOptions } from 'bullmq';
 import type { Knex } from 'knex';
 import { DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type JobSchedulerDef, type Queues } from './queues.js';
-import { jobDeps } from './deps.js';
+import { jobClock, jobDeps } from './deps.js';
+import type { Clock } from '../lib/clock.js';
 import { SCAN_BATCH_SIZE, reportProgress, tally, tenantSlugs, throwIfAborted } from './platform-scan.js';
 import { dueDates, type Priority } from '../api/tickets/sla.js';
 
@@ -14,7 +15,8 @@ import { dueDates, type Priority } from '../api/tickets/sla.js';
  * 2. Active tickets not yet flagged get sla_breached = true when resolution_due_at has passed, or
  *    response_due_at has passed without a response (responded_at null), or the response came after
  *    response_due_at (a late response is a breach even if it landed between two runs).
- * "Passed" is compared with the database clock read once at the start of the run (as_of).
+ * "Passed" is compared with the job clock (jobs/deps.ts, default the system clock) read once at the
+ * start of the run (as_of); updated_at is the database's now() of the write.
  * Both steps set updated_at on the rows they change; a second run changes nothing.
  *
  * Platform job: it scans every tenant's tickets. This (and invoice-overdue) is the one allowed
@@ -33,7 +35,7 @@ export interface TicketSlaResult {
   due_dates_set: number;
   /** Tickets flagged sla_breached. */
   breached: number;
-  /** The database time the run compared due dates with (ISO 8601). */
+  /** The instant the run compared due dates with (ISO 8601; the job clock's now at the start). */
   as_of: string;
   /** Per tenant id: {due_dates_set, breached}. */
   tenants: Record<string, { due_dates_set: number; breached: number }>;
@@ -71,11 +73,12 @@ export async function enqueue(queues: Queues, data: TicketSlaData = {}, opts: Jo
 /**
  * BullMQ processor: the two steps above, each in batches of 500 rows locked with
  * FOR UPDATE SKIP LOCKED (a ticket being edited is skipped and handled by the next run).
+ * "Now" comes from the job clock (jobDeps().clock, default the system clock).
  * @param signal checked between batches; when aborted, throws ScanAborted (the job retries)
  * @returns the summary {changed, due_dates_set, breached, as_of, tenants}
  */
 export async function process(job: JobLike<TicketSlaData>, _token?: string, signal?: AbortSignal): Promise<TicketSlaResult> {
-  return scan(jobDeps().knex, job, signal);
+  return scan(jobDeps().knex, jobClock(), job, signal);
 }
 
 const ACTIVE = `status IN ('open', 'inprogress')`;
@@ -83,10 +86,11 @@ const MISSING_DUE = `(response_due_at IS NULL OR resolution_due_at IS NULL)`;
 const BREACHED = `(resolution_due_at < ? OR (response_due_at < ? AND (responded_at IS NULL OR responded_at > response_due_at)))`;
 const TENANT = `(?::int IS NULL OR tenant_id = ?::int)`;
 
-async function scan(knex: Knex, job: JobLike<TicketSlaData>, signal?: AbortSignal): Promise<TicketSlaResult> {
+async function scan(
+  knex: Knex, clock: Clock, job: JobLike<TicketSlaData>, signal?: AbortSignal,
+): Promise<TicketSlaResult> {
   const tenantId = job.data?.tenant_id ?? null;
-  const { rows: [{ now }] } = await knex.raw('SELECT now() AS now');
-  const asOf = now as Date;
+  const asOf = clock.now();
   // Cross-tenant on purpose (platform job, see the file comment).
   const { rows: [counts] } = await knex.raw(
     `SELECT count(*) FILTER (WHERE ${MISSING_DUE})::int AS missing,

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../lib/logger.js';
 import { createKnex } from '../db/knex.js';
 import { DEFAULT_JOB_OPTIONS, QUEUE_NAMES, QUEUE_PREFIX, unknownQueueNames, workerRedisOptions, type QueueName } from '../jobs/queues.js';
 import { configureJobDeps } from '../jobs/deps.js';
+import type { Clock } from '../lib/clock.js';
 import { registry as defaultRegistry, type QueueRegistration } from './registry.js';
 
 /**
@@ -25,6 +26,8 @@ export interface StartWorkersOptions {
   knex: Knex;
   /** APP_KEY (32 bytes) for processors that open sealed secrets (mailbox-create); reached through jobs/deps.ts. */
   appKey?: Buffer;
+  /** The clock processors read "now" and "today" from (default systemClock; tests pass a ManualClock). */
+  clock?: Clock;
   /** Queue names to run; undefined or empty = every queue of QUEUE_NAMES. */
   queues?: string[];
   /** Queue key prefix (default QUEUE_PREFIX; tests pass a unique one). */
@@ -93,7 +96,7 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
   const prefix = opts.prefix ?? QUEUE_PREFIX;
   const logger = opts.logger;
   const logError = throttledLogger(logger);
-  configureJobDeps({ knex: opts.knex, logger, appKey: opts.appKey });
+  configureJobDeps({ knex: opts.knex, logger, appKey: opts.appKey, clock: opts.clock });
 
   const runnable = names.filter((n) => registry[n]);
   const skipped = names.filter((n) => !registry[n]);

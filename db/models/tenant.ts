@@ -9,6 +9,8 @@ export class Tenant extends Model {
   demo_mode!: boolean;
   modules!: string[];
   settings!: Record<string, unknown>;
+  /** IANA time zone (default Asia/Jakarta); "today" of the tenant is computed in it (lib/clock.ts). */
+  timezone!: string;
   created_at!: Date;
   updated_at!: Date;
 

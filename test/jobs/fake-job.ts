@@ -17,10 +17,3 @@ export function fakeJob<D>(data: D, onProgress?: (p: number | object) => void): 
   };
   return { job, progress, logs };
 }
-
-/** YYYY-MM-DD of today (UTC) shifted by `days`. */
-export function utcDate(days = 0): string {
-  const d = new Date();
-  d.setUTCDate(d.getUTCDate() + days);
-  return d.toISOString().slice(0, 10);
-}

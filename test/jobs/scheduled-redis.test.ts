@@ -9,7 +9,7 @@ import { createQueues } from '../../jobs/queues.js';
 import * as invoiceOverdue from '../../jobs/invoice-overdue.js';
 import * as ticketSla from '../../jobs/ticket-sla.js';
 import { startWorkers } from '../../workers/main.js';
-import { utcDate } from './fake-job.js';
+import { addDays, ManualClock, todayIn } from '../../lib/clock.js';
 
 const silent = () => createLogger('silent', new Writable({ write(_c, _e, cb) { cb(); } }) as never);
 
@@ -34,16 +34,26 @@ describe('scheduled jobs invoice-overdue and ticket-sla on real Redis (worker, s
 
   it('the schedulers\' first runs change the rows; another run of each changes nothing', async () => {
     const prefix = `{sched-${process.pid}-${randomBytes(3).toString('hex')}}`;
+    // the jobs read "now" and "today" from this clock, standing still: however long the run takes
+    const clock = new ManualClock();
+    const at = (hours: number) => new Date(clock.now().getTime() + hours * 3600_000);
     const t = await makeTenant();
-    const { customerId } = await seedBasics(t);
+    const { customerId } = await seedBasics(t, { clock });
+    const today = todayIn(t.timeZone, clock);
     const hex = randomBytes(3).toString('hex');
-    const overdue = await t.scope.insert('invoices', { invoice_number: `INV-S-${hex}`, customer_id: customerId, amount: 10, status: 'unpaid', due_date: utcDate(-3) });
-    const notDue = await t.scope.insert('invoices', { invoice_number: `INV-N-${hex}`, customer_id: customerId, amount: 10, status: 'unpaid', due_date: utcDate(3) });
+    const invoice = (n: string, due: string) => t.scope.insert('invoices', {
+      invoice_number: `INV-${n}-${hex}`, customer_id: customerId, amount: 10, status: 'unpaid', due_date: due,
+    });
+    const overdue = await invoice('S', addDays(today, -3));
+    const notDue = await invoice('N', addDays(today, 3));
+    const dueToday = await invoice('T', today);
     const late = await t.scope.insert('tickets', {
       ticket_number: `TCK-S-${hex}`, type: 'no internet', priority: 'high', status: 'open',
-      created_at: new Date(Date.now() - 3 * 3600_000), response_due_at: new Date(Date.now() - 2 * 3600_000), resolution_due_at: new Date(Date.now() + 3600_000),
+      created_at: at(-3), response_due_at: at(-2), resolution_due_at: at(1),
     });
-    const undated = await t.scope.insert('tickets', { ticket_number: `TCK-U-${hex}`, type: 'slow', priority: 'low', status: 'open' });
+    const undated = await t.scope.insert('tickets', {
+      ticket_number: `TCK-U-${hex}`, type: 'slow', priority: 'low', status: 'open', created_at: at(0),
+    });
 
     const invEvents = new QueueEvents(invoiceOverdue.QUEUE, { connection: { url: env.redisUrl }, prefix });
     const slaEvents = new QueueEvents(ticketSla.QUEUE, { connection: { url: env.redisUrl }, prefix });
@@ -53,7 +63,10 @@ describe('scheduled jobs invoice-overdue and ticket-sla on real Redis (worker, s
       await Promise.all([invEvents.waitUntilReady(), slaEvents.waitUntilReady()]);
       const firstInv = firstCompleted(invEvents, /^repeat:invoice-overdue-hourly:/);
       const firstSla = firstCompleted(slaEvents, /^repeat:ticket-sla-every-minute:/);
-      handle = await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger: silent(), queues: ['invoice-overdue', 'ticket-sla'] });
+      handle = await startWorkers({
+        redisUrl: env.redisUrl, knex: env.knex, prefix, logger: silent(), clock,
+        queues: ['invoice-overdue', 'ticket-sla'],
+      });
 
       const inv = await firstInv;
       expect(inv.returnvalue.tenants[String(t.tenant.id)]).to.equal(1);
@@ -63,6 +76,7 @@ describe('scheduled jobs invoice-overdue and ticket-sla on real Redis (worker, s
 
       expect((await env.knex('invoices').where({ id: overdue.id }).first()).status).to.equal('overdue');
       expect((await env.knex('invoices').where({ id: notDue.id }).first()).status).to.equal('unpaid');
+      expect((await env.knex('invoices').where({ id: dueToday.id }).first()).status).to.equal('unpaid');
       expect((await env.knex('tickets').where({ id: late.id }).first()).sla_breached).to.equal(true);
       const dated = await env.knex('tickets').where({ id: undated.id }).first();
       expect(dated.response_due_at).to.be.instanceOf(Date);

@@ -5,11 +5,18 @@ import { configureJobDeps } from '../../jobs/deps.js';
 import { process as ticketSla } from '../../jobs/ticket-sla.js';
 import { ScanAborted } from '../../jobs/platform-scan.js';
 import { dueDates } from '../../api/tickets/sla.js';
+import { ManualClock } from '../../lib/clock.js';
 import { fakeJob } from './fake-job.js';
 
-const OLD = new Date('2020-01-01T00:00:00Z');
+/**
+ * The job compares due dates with the job clock: a ManualClock standing at T0 (the machine's time
+ * when the file loads), so how long a run takes changes nothing. The job scans every tenant; the
+ * tests look only at the tenants they create.
+ */
+const T0 = Date.now();
 const MIN = 60_000;
-const ago = (minutes: number) => new Date(Date.now() - minutes * MIN);
+const OLD = new Date(T0 - 400 * 24 * 60 * MIN);
+const ago = (minutes: number) => new Date(T0 - minutes * MIN);
 
 let seq = 0;
 async function ticket(f: TenantFixture, row: Record<string, unknown>): Promise<number> {
@@ -26,6 +33,7 @@ async function rows(ids: number[]) {
 }
 
 describe('job ticket-sla (processor with a fake Job)', () => {
+  const clock = new ManualClock(T0);
   let a: TenantFixture;
   let b: TenantFixture;
   const aSettings = { sla: { high: { response_minutes: 15, resolution_minutes: 60 } } };
@@ -33,10 +41,10 @@ describe('job ticket-sla (processor with a fake Job)', () => {
   let created: Record<string, Date>;
 
   before(async () => {
-    configureJobDeps({ knex: env.knex });
+    configureJobDeps({ knex: env.knex, clock });
     a = await makeTenant();
     b = await makeTenant();
-    await seedBasics(a);
+    await seedBasics(a, { clock });
     await env.knex('tickets').whereIn('tenant_id', [a.tenant.id, b.tenant.id]).del();
     await env.knex('tenants').where({ id: a.tenant.id }).update({ settings: JSON.stringify(aSettings) });
     created = { aNoDates: ago(120), bNoDates: ago(60) };
@@ -67,6 +75,7 @@ describe('job ticket-sla (processor with a fake Job)', () => {
   it('sets missing due dates from the tenant SLA and flags exactly the breached active tickets, in both tenants', async () => {
     const { job, progress, logs } = fakeJob({});
     const result = await ticketSla(job);
+    expect(result.as_of).to.equal(new Date(T0).toISOString());
     expect(result.tenants[String(a.tenant.id)]).to.deep.equal({ due_dates_set: 1, breached: 3 });
     expect(result.tenants[String(b.tenant.id)]).to.deep.equal({ due_dates_set: 1, breached: 1 });
     expect(result.changed).to.be.at.least(5);
@@ -98,14 +107,34 @@ describe('job ticket-sla (processor with a fake Job)', () => {
     expect(logs).to.include(`tenant ${b.tenant.id} (${b.tenant.slug}): 1 ticket(s) got due dates, 1 flagged sla_breached`);
   });
 
-  it('changes nothing when run again', async () => {
-    const before = await env.knex('tickets').select('id', 'sla_breached', 'response_due_at', 'resolution_due_at', 'updated_at').orderBy('id');
+  it('changes nothing in these tenants when run again', async () => {
+    const snapshot = () => env.knex('tickets').whereIn('tenant_id', [a.tenant.id, b.tenant.id])
+      .select('id', 'sla_breached', 'response_due_at', 'resolution_due_at', 'updated_at').orderBy('id');
+    const before = await snapshot();
     const result = await ticketSla(fakeJob({}).job);
-    expect(result.changed).to.equal(0);
-    expect(result.due_dates_set).to.equal(0);
-    expect(result.breached).to.equal(0);
-    const after = await env.knex('tickets').select('id', 'sla_breached', 'response_due_at', 'resolution_due_at', 'updated_at').orderBy('id');
-    expect(after).to.deep.equal(before);
+    expect(result.tenants).to.not.have.any.keys(String(a.tenant.id), String(b.tenant.id));
+    expect(await snapshot()).to.deep.equal(before);
+  });
+
+  it('flags a ticket when the clock passes its due date, not a millisecond before', async () => {
+    const c = await makeTenant();
+    const due = new Date(T0 + 30 * MIN);
+    const id = await ticket(c, {
+      created_at: ago(200), responded_at: ago(190), response_due_at: ago(180), resolution_due_at: due,
+    });
+    const data = { tenant_id: c.tenant.id };
+    try {
+      clock.set(due);
+      expect((await ticketSla(fakeJob(data).job)).tenants).to.deep.equal({});
+      expect((await rows([id])).get(id)).to.include({ breached: false, touched: false });
+      clock.advance(1);
+      const result = await ticketSla(fakeJob(data).job);
+      expect(result.as_of).to.equal(new Date(due.getTime() + 1).toISOString());
+      expect(result.tenants).to.deep.equal({ [String(c.tenant.id)]: { due_dates_set: 0, breached: 1 } });
+      expect((await rows([id])).get(id)).to.include({ breached: true, touched: true });
+    } finally {
+      clock.set(T0);
+    }
   });
 
   it('stops before changing anything when its signal is already aborted', async () => {

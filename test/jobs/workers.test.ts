@@ -9,9 +9,10 @@ import { makeTenant, seedBasics } from '../helpers/fixtures.js';
 import { createLogger } from '../../lib/logger.js';
 import { createQueues, QUEUE_NAMES, type QueueName } from '../../jobs/queues.js';
 import * as invoiceOverdue from '../../jobs/invoice-overdue.js';
+import type { InvoiceOverdueResult } from '../../jobs/invoice-overdue.js';
 import { startWorkers, UnknownQueuesError, type WorkerHandle } from '../../workers/main.js';
 import { registry } from '../../workers/registry.js';
-import { utcDate } from './fake-job.js';
+import { addDays, ManualClock, todayIn } from '../../lib/clock.js';
 
 let n = 0;
 const uniquePrefix = () => `{wtest-${process.pid}-${++n}}`;
@@ -64,22 +65,35 @@ describe('workers/main.ts startWorkers on real Redis', () => {
 
   it('runs invoice-overdue once as soon as the worker starts (catch-up), then keeps the hourly pattern', async () => {
     const prefix = uniquePrefix();
+    const clock = new ManualClock();
     const t = await makeTenant();
-    const { customerId } = await seedBasics(t);
-    const inv = await t.scope.insert('invoices', { invoice_number: `INV-C-${randomBytes(3).toString('hex')}`, customer_id: customerId, amount: 5, status: 'unpaid', due_date: utcDate(-2) });
+    const { customerId } = await seedBasics(t, { clock });
+    const inv = await t.scope.insert('invoices', {
+      invoice_number: `INV-C-${randomBytes(3).toString('hex')}`, customer_id: customerId, amount: 5, status: 'unpaid',
+      due_date: addDays(todayIn(t.timeZone, clock), -2),
+    });
     const events = new QueueEvents('invoice-overdue', { connection: { url: env.redisUrl }, prefix });
     closers.push(() => events.close());
     await events.waitUntilReady();
-    const completed = new Promise<string>((resolve) => events.on('completed', ({ jobId }) => resolve(jobId)));
-    handles.push(await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger, queues: ['invoice-overdue'] }));
-    const jobId = await completed;
+    type Completed = { jobId: string; returnvalue: unknown };
+    const completed = new Promise<Completed>((resolve) => events.on('completed', resolve));
+    const started = Date.now();
+    handles.push(await startWorkers({
+      redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger, clock,
+      queues: ['invoice-overdue'],
+    }));
+    const { jobId, returnvalue } = await completed;
     expect(jobId).to.match(/^repeat:invoice-overdue-hourly:\d+$/);
+    const result = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as InvoiceOverdueResult;
+    expect(result.as_of).to.equal(clock.now().toISOString());
+    // this tenant: the invoice due 2 days ago, not seedBasics' invoice (due in 30 days)
+    expect(result.tenants[String(t.tenant.id)]).to.equal(1);
     expect((await env.knex('invoices').where({ id: inv.id }).first('status')).status).to.equal('overdue');
     const [s] = await schedulersOf(prefix, 'invoice-overdue');
     expect(s.pattern).to.equal('5 * * * *');
     const next = new Date(Number(s.next));
     expect(next.getUTCMinutes()).to.equal(5);
-    expect(next.getTime()).to.be.greaterThan(Date.now());
+    expect(next.getTime()).to.be.greaterThan(started);
   });
 
   it('does not duplicate the schedulers when started twice', async () => {
@@ -116,16 +130,23 @@ describe('workers/main.ts startWorkers on real Redis', () => {
 
   it('runs an enqueued invoice-overdue job to completion: rows changed, progress 100, per-tenant log lines', async () => {
     const prefix = uniquePrefix();
+    const clock = new ManualClock();
     const t = await makeTenant();
-    const { customerId } = await seedBasics(t);
-    const inv = await t.scope.insert('invoices', { invoice_number: `INV-W-${randomBytes(3).toString('hex')}`, customer_id: customerId, amount: 5, status: 'unpaid', due_date: utcDate(-1) });
+    const { customerId, invoiceId } = await seedBasics(t, { clock });
+    const inv = await t.scope.insert('invoices', {
+      invoice_number: `INV-W-${randomBytes(3).toString('hex')}`, customer_id: customerId, amount: 5, status: 'unpaid',
+      due_date: addDays(todayIn(t.timeZone, clock), -1),
+    });
     const queues = createQueues(env.redisUrl, { prefix });
     const events = new QueueEvents('invoice-overdue', { connection: { url: env.redisUrl }, prefix });
     closers.push(() => queues.close(), () => events.close());
     await events.waitUntilReady();
     // without the scheduler: its catch-up run at start would mark the invoice before the enqueued job runs
     const noScheduler = { 'invoice-overdue': { ...registry['invoice-overdue']!, scheduler: undefined } };
-    handles.push(await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger, queues: ['invoice-overdue'], registry: noScheduler }));
+    handles.push(await startWorkers({
+      redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger, clock,
+      queues: ['invoice-overdue'], registry: noScheduler,
+    }));
 
     const id = await invoiceOverdue.enqueue(queues);
     expect(id).to.match(/^invoice-overdue-all-\d{12}$/);
@@ -134,6 +155,7 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     expect(result.tenants[String(t.tenant.id)]).to.equal(1);
     const row = await env.knex('invoices').where({ id: inv.id }).first('status');
     expect(row.status).to.equal('overdue');
+    expect((await env.knex('invoices').where({ id: invoiceId }).first('status')).status).to.equal('unpaid');
     const done = (await queues.get('invoice-overdue').getJob(id))!;
     expect(done.progress).to.equal(100);
     expect(await done.getState()).to.equal('completed');

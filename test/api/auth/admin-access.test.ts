@@ -60,7 +60,8 @@ describe('admin login-token endpoints: access table (token management, PATCH /ap
     const revoked = await loginToken();
     await env.knex('auth_tokens').where({ id: Number(revoked.split('_')[1]) }).update({ revoked_at: env.knex.fn.now() });
     const expired = await loginToken();
-    await env.knex('auth_tokens').where({ id: Number(expired.split('_')[1]) }).update({ expires_at: new Date(Date.now() - 1000) });
+    await env.knex('auth_tokens').where({ id: Number(expired.split('_')[1]) })
+      .update({ expires_at: new Date(Date.now() - 3600_000) });
     const loggedOut = await loginToken();
     expect((await app.request('POST', '/api/auth/logout', { token: loggedOut })).status).to.equal(200);
     const wrongChecksum = a.adminToken.slice(0, 20) + (a.adminToken[20] === 'a' ? 'b' : 'a') + a.adminToken.slice(21);

@@ -27,7 +27,8 @@ describe('external v1: access rules (document 1 "Authentication", "Errors")', ()
     const revoked = await makeIntegrationToken(a, 'read_write');
     await env.knex('auth_tokens').where({ id: revoked.data.id }).update({ revoked_at: env.knex.fn.now() });
     const expired = await makeIntegrationToken(a, 'read_write');
-    await env.knex('auth_tokens').where({ id: expired.data.id }).update({ expires_at: new Date(Date.now() - 1000) });
+    await env.knex('auth_tokens').where({ id: expired.data.id })
+      .update({ expires_at: new Date(Date.now() - 3600_000) });
     const credentials: [string, string | undefined, Record<string, string>?][] = [
       ['no token', undefined],
       ['garbage', 'garbage'],

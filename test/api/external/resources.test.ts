@@ -15,11 +15,13 @@ describe('external v1: health, me, packages, invoices, tickets, OLTs, ONUs (docu
   let token: string;
   let tokenId: number;
   const ids: Record<string, number> = {};
+  /** The token's expiry: a year from now, whole seconds (no fixed calendar date). */
+  const EXPIRES = new Date((Math.floor(Date.now() / 1000) + 365 * 86_400) * 1000).toISOString();
 
   before(async () => {
     app = await startTestApp();
     f = await makeTenant();
-    const t = await makeIntegrationToken(f, 'read', '2099-01-01T00:00:00.000Z');
+    const t = await makeIntegrationToken(f, 'read', EXPIRES);
     token = t.token;
     tokenId = t.data.id;
     const s = f.scope;
@@ -69,7 +71,9 @@ describe('external v1: health, me, packages, invoices, tickets, OLTs, ONUs (docu
     const row = await env.knex('auth_tokens').where({ id: tokenId }).first();
     expect(res.body.tenant.id).to.equal(f.tenant.id);
     expect(res.body.user).to.deep.equal({ id: f.admin.id, name: `Tenant ${f.tenant.slug} Admin`, email: f.admin.email });
-    expect(res.body.token).to.deep.equal({ id: tokenId, name: row.name, access: 'read', abilities: [`tenant:${f.tenant.id}`, 'read'], expires_at: '2099-01-01T00:00:00.000Z' });
+    expect(res.body.token).to.deep.equal({
+      id: tokenId, name: row.name, access: 'read', abilities: [`tenant:${f.tenant.id}`, 'read'], expires_at: EXPIRES,
+    });
     expect(res.text).not.to.include(token);
   });
 

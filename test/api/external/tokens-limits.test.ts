@@ -4,6 +4,23 @@ import { makeIntegrationToken } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
 import { countRows, makeWorld, V1, waitFor, type World } from './world.js';
 
+/** knex's pool (tarn) as far as poolIdle needs it. */
+interface PoolCounts { numUsed(): number; numPendingAcquires(): number; numPendingCreates(): number }
+
+/**
+ * Resolves once the test knex pool has no connection in use and none being acquired, i.e. every
+ * query issued so far (a fire-and-forget write included) has finished. No fixed sleep.
+ * @throws Error when the pool is still busy after `ms` (10 s)
+ */
+async function poolIdle(ms = 10_000): Promise<void> {
+  const pool = (env.knex.client as { pool: PoolCounts }).pool;
+  const idle = () => pool.numUsed() === 0 && pool.numPendingAcquires() === 0 && pool.numPendingCreates() === 0;
+  for (const end = Date.now() + ms; !idle();) {
+    if (Date.now() > end) throw new Error('the knex pool is still busy');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 describe('external v1: token lifecycle and per-token rate limit (DESIGN.md §5, §6)', () => {
   let app: TestApp;
   let a: World;
@@ -51,7 +68,7 @@ describe('external v1: token lifecycle and per-token rate limit (DESIGN.md §5, 
   it('refuses a token whose expires_at has passed with 401, and accepts it again when moved to the future', async () => {
     const t = await makeIntegrationToken(a, 'read', new Date(Date.now() + 3600_000).toISOString());
     expect((await app.request('GET', `${V1}/health`, { token: t.token })).status).to.equal(200);
-    await env.knex('auth_tokens').where({ id: t.data.id }).update({ expires_at: new Date(Date.now() - 1000) });
+    await env.knex('auth_tokens').where({ id: t.data.id }).update({ expires_at: new Date(Date.now() - 3600_000) });
     const res = await app.request('GET', `${V1}/customers`, { token: t.token });
     expect(res.status).to.equal(401);
     expect(res.body).to.deep.equal({ message: 'Unauthenticated.', code: 'UNAUTHENTICATED' });
@@ -71,8 +88,8 @@ describe('external v1: token lifecycle and per-token rate limit (DESIGN.md §5, 
     const recent = new Date(Date.now() - 30_000);
     await env.knex('auth_tokens').where({ id: t.data.id }).update({ last_used_at: recent });
     for (let i = 0; i < 3; i++) await app.request('GET', `${V1}/me`, { token: t.token });
-    // a rewrite, if any, would be issued while the requests run; one more round trip lets it land
-    await env.knex.raw('select pg_sleep(0.05)');
+    // a rewrite, if any, is issued while a request runs: once the pool is idle it has landed
+    await poolIdle();
     expect((await lastUsed())!.getTime()).to.equal(recent.getTime());
     const old = new Date(Date.now() - 120_000);
     await env.knex('auth_tokens').where({ id: t.data.id }).update({ last_used_at: old });

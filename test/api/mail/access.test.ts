@@ -59,7 +59,10 @@ describe('Mailbox API: access errors and their order (document 3 "Errors")', () 
     const integration = (await makeIntegrationToken(t)).token;
     const revoked = await makeKey(domain, [box.id], ['emails:read']);
     await revokeApiKey(env.knex, revoked.id);
-    const expired = await createApiKey(env.knex, { name: 'expired', domainId: domain.id, mailboxIds: [box.id], scopes: ['emails:read'], expiresAt: new Date(Date.now() - 60_000) });
+    const expired = await createApiKey(env.knex, {
+      name: 'expired', domainId: domain.id, mailboxIds: [box.id], scopes: ['emails:read'],
+      expiresAt: new Date(Date.now() - 3600_000),
+    });
     const wrongSecret = mintToken('mailbox', (await makeKey(domain, [box.id], ['emails:read'])).id).token;
     const cases: [string, Record<string, string>][] = [
       ['no header', {}], ['garbage', { authorization: 'Bearer garbage' }], ['basic scheme', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],

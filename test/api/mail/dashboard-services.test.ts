@@ -38,7 +38,8 @@ describe('mail dashboard services: operators and domains (issue 3 §5, §6)', ()
       expect(v.operator.email).to.equal(email);
       expect(await verifyOperatorSession(env.knex, s.token.slice(0, -1) + (s.token.endsWith('0') ? '1' : '0'))).to.equal(null);
       const s2 = (await loginOperator(env.knex, { email, password: 'long enough pw' }))!;
-      await env.knex('mail_operator_sessions').where({ id: Number(s2.token.split('_')[1]) }).update({ expires_at: new Date(Date.now() - 1000) });
+      await env.knex('mail_operator_sessions').where({ id: Number(s2.token.split('_')[1]) })
+        .update({ expires_at: new Date(Date.now() - 3600_000) });
       expect(await verifyOperatorSession(env.knex, s2.token)).to.equal(null);
       await revokeOperatorSession(env.knex, v.sessionId);
       expect(await verifyOperatorSession(env.knex, s.token)).to.equal(null);

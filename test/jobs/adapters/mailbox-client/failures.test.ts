@@ -38,7 +38,7 @@ async function countingProxy(target: { host: string; port: number }) {
 }
 
 /** Polls `cond` every 20 ms, at most `ms` (no timing is asserted: the caller checks the state after). */
-async function until(cond: () => boolean, ms = 5000): Promise<void> {
+async function until(cond: () => boolean, ms = 20_000): Promise<void> {
   for (const end = Date.now() + ms; !cond() && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
 }
 
@@ -197,7 +197,9 @@ describe('mailbox client: failures and connection reuse (real Dovecot + SMTP rel
   it('closes connections: at once after a failed login or an abort, a pooled one after idleMs; none is left open', async () => {
     const proxy = await countingProxy(stack.imap);
     const viaProxy = { ...pooled, imap: { ...pooled.imap, port: proxy.port } };
-    const c = createMailboxClient({ idleMs: 300 });
+    // idleMs well above any pause between the calls and the checks below (a loaded machine), so
+    // "pooled while idle" cannot miss; the close after idleMs is awaited by polling, not timed
+    const c = createMailboxClient({ idleMs: 3000 });
     try {
       const err = await caught(c.listEmails({ ...viaProxy, password: SENTINEL }, { limit: 5, unseen: false }));
       errors.push(err);
