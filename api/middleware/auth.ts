@@ -15,7 +15,7 @@ export type AuthKind = 'public' | 'integration' | 'login' | 'platform';
 interface TokenRow {
   id: number; type: string; tenant_id: number | null; user_id: number | null; token_hash: Buffer; access: string | null;
   abilities: string[]; last_used_at: Date | null; expires_at: Date | null;
-  tenant_slug: string | null; tenant_name: string | null; tenant_demo_mode: boolean | null; tenant_modules: string[] | null; tenant_settings: Record<string, unknown> | null;
+  tenant_slug: string | null; tenant_name: string | null; tenant_demo_mode: boolean | null; tenant_modules: string[] | null; tenant_settings: Record<string, unknown> | null; tenant_timezone: string | null;
 }
 
 /**
@@ -25,7 +25,7 @@ interface TokenRow {
  */
 const ACTIVE_TOKEN = statement('auth_active_token', `SELECT t.id, t.type, t.tenant_id, t.user_id, t.token_hash, t.access, t.abilities,
   t.last_used_at, t.expires_at, tn.slug AS tenant_slug, tn.name AS tenant_name, tn.demo_mode AS tenant_demo_mode,
-  tn.modules AS tenant_modules, tn.settings AS tenant_settings
+  tn.modules AS tenant_modules, tn.settings AS tenant_settings, tn.timezone AS tenant_timezone
 FROM auth_tokens t LEFT JOIN tenants tn ON tn.id = t.tenant_id
 WHERE t.id = $1 AND t.type = $2 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`);
 
@@ -52,7 +52,7 @@ export function touchToken(ctx: AppContext, row: TokenRow): void {
 }
 
 async function loadTenant(ctx: AppContext, id: number): Promise<TenantInfo | null> {
-  const t = await ctx.deps.knex('tenants').select('id', 'slug', 'name', 'demo_mode', 'modules', 'settings').where({ id }).first();
+  const t = await ctx.deps.knex('tenants').select('id', 'slug', 'name', 'demo_mode', 'modules', 'settings', 'timezone').where({ id }).first();
   return t ?? null;
 }
 
@@ -111,7 +111,7 @@ export function authenticate(kind: AuthKind, rateLimit?: TokenRateLimiter) {
     }
     if (auth.tenantId !== null) {
       const tenant = auth.tenantId === row.tenant_id && row.tenant_slug !== null
-        ? { id: row.tenant_id, slug: row.tenant_slug, name: row.tenant_name!, demo_mode: !!row.tenant_demo_mode, modules: row.tenant_modules ?? [], settings: row.tenant_settings ?? {} }
+        ? { id: row.tenant_id, slug: row.tenant_slug, name: row.tenant_name!, demo_mode: !!row.tenant_demo_mode, modules: row.tenant_modules ?? [], settings: row.tenant_settings ?? {}, timezone: row.tenant_timezone ?? undefined }
         : await loadTenant(ctx, auth.tenantId);
       if (!tenant) throw new Forbidden('This token has no tenant.');
       ctx.state.tenant = tenant;
