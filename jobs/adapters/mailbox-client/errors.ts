@@ -92,8 +92,8 @@ export function classifyTlsError(err: unknown, protocol: 'imap' | 'smtp'): MailS
   const name = protocol.toUpperCase();
   const code = String(e.code ?? '');
   const message = String(e.message ?? '');
-  const tlsContext = e.tlsFailed === true || code === 'ETLS' || code === 'ESOCKET' || code === 'ECONNECTION'
-    || /^(ERR_SSL_|ERR_TLS_)/.test(code);
+  // message texts count only for errors of the TLS layer (never for a server's reply text)
+  const tlsContext = e.tlsFailed === true || code === 'ETLS' || code === 'ESOCKET' || /^(ERR_SSL_|ERR_TLS_)/.test(code);
   const problem = CERT_CODES.get(code) ?? CERT_CODES.get(String(e.originalCode ?? ''))
     ?? (tlsContext ? CERT_MESSAGES.find(([re]) => re.test(message))?.[1] : undefined);
   if (problem) {

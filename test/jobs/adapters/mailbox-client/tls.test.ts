@@ -236,6 +236,8 @@ describe('mailbox client: TLS and STARTTLS both ways (Dovecot + SMTP relay, test
       // a server text mentioning certificates is not a TLS failure unless the error comes from the TLS layer
       const serverText = { responseText: 'certificate required', message: 'certificate required' };
       expect(classifyTlsError(serverText, 'imap')).to.equal(null);
+      const smtpReply = { code: 'ECONNECTION', response: '421 client certificate required', message: 'certificate' };
+      expect(classifyTlsError(smtpReply, 'smtp')).to.equal(null);
       expect(classifyImapError({ authenticationFailed: true })).to.be.instanceOf(MailAuthError);
     });
   });
