@@ -14,7 +14,19 @@ export interface SmtpRelayOptions {
   nonLocal?: 'reject' | 'discard';
   /** where accepted messages go: Dovecot's LMTP listener */
   lmtp: { host: string; port: number };
+  /**
+   * Transport security of the listener (default 'none'):
+   * - 'none': plaintext, STARTTLS not offered, AUTH allowed without TLS (the tests' and demo's default);
+   * - 'starttls': STARTTLS offered (needs `tls`), AUTH refused (538) until the session is upgraded;
+   * - 'ssl': implicit TLS from the first byte (needs `tls`), like port 465.
+   */
+  security?: 'none' | 'starttls' | 'ssl';
+  /** server certificate (PEM, leaf first) and its unencrypted key (PEM); needed unless security is 'none' */
+  tls?: { cert: string | Buffer; key: string | Buffer };
 }
+
+/** One AUTH attempt the relay saw (no password): who, and whether the session was under TLS by then. */
+export interface SmtpAuthAttempt { user: string; secure: boolean }
 
 /** A refusal the relay answers at DATA (for tests of mail_server_error). */
 export interface SmtpRefusal { code: number; message: string }
@@ -27,6 +39,10 @@ export interface SmtpRelay {
   readonly delivered: number;
   /** recipients accepted and dropped since start (nonLocal 'discard') */
   readonly discarded: number;
+  /** the listener's transport security ({@link SmtpRelayOptions.security}) */
+  readonly security: 'none' | 'starttls' | 'ssl';
+  /** every AUTH attempt that reached the login check since start, oldest first */
+  readonly authAttempts: readonly SmtpAuthAttempt[];
   /** Makes the relay refuse every message at DATA with this reply (null: accept again). */
   refuse(r: SmtpRefusal | null): void;
   stop(): Promise<void>;
@@ -34,15 +50,25 @@ export interface SmtpRelay {
 
 /**
  * Starts the SMTP submission server of the tests and the demo (TOOLCHAIN.md "Dovecot"): npm
- * smtp-server on loopback, AUTH PLAIN/LOGIN over plaintext (no STARTTLS), every accepted message
- * delivered over LMTP into Dovecot. Refuses: unauthenticated MAIL FROM (530, smtp-server's own),
- * a wrong login (535), a sender other than the authenticated mailbox (553), a non-local recipient
- * (550, unless `nonLocal: 'discard'`), and everything at DATA while {@link SmtpRelay.refuse} is set (e.g. 554).
+ * smtp-server on loopback, AUTH PLAIN/LOGIN, every accepted message delivered over LMTP into
+ * Dovecot. By default plaintext (no STARTTLS); `security` 'starttls' or 'ssl' with `tls` gives a
+ * STARTTLS or an implicit-TLS listener. Refuses: unauthenticated MAIL FROM (530, smtp-server's own),
+ * AUTH before STARTTLS on a 'starttls' listener (538), a wrong login (535), a sender other than
+ * the authenticated mailbox (553), a non-local recipient (550, unless `nonLocal: 'discard'`), and
+ * everything at DATA while {@link SmtpRelay.refuse} is set (e.g. 554).
+ * @param opts see {@link SmtpRelayOptions}
+ * @returns the running relay; resolves once it listens
+ * @throws Error when `security` needs TLS but `tls` is missing, or the port cannot be bound
  */
 export async function startSmtpRelay(opts: SmtpRelayOptions): Promise<SmtpRelay> {
+  const security = opts.security ?? 'none';
+  if (security !== 'none' && !opts.tls) {
+    throw new Error(`smtp relay: security '${security}' needs tls.cert and tls.key`);
+  }
   let refusal: SmtpRefusal | null = null;
   let delivered = 0;
   let discarded = 0;
+  const authAttempts: SmtpAuthAttempt[] = [];
   const isLocal = (a: string) => Promise.resolve(opts.isLocal ? opts.isLocal(a.toLowerCase()) : true);
   const lmtp = nodemailer.createTransport({ host: opts.lmtp.host, port: opts.lmtp.port, lmtp: true, ignoreTLS: true, secure: false, logger: false });
   const smtpError = (code: number, message: string) => Object.assign(new Error(message), { responseCode: code });
@@ -51,13 +77,16 @@ export async function startSmtpRelay(opts: SmtpRelayOptions): Promise<SmtpRelay>
     name: 'relay.mail.test',
     banner: 'test relay',
     authMethods: ['PLAIN', 'LOGIN'],
-    allowInsecureAuth: true,
-    disabledCommands: ['STARTTLS'],
+    allowInsecureAuth: security === 'none',
+    disabledCommands: security === 'none' ? ['STARTTLS'] : [],
+    secure: security === 'ssl',
+    ...(opts.tls ? { cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2' as const } : {}),
     logger: false,
     closeTimeout: 2000,
     size: 25 * 1024 * 1024,
-    onAuth(auth, _session, cb) {
+    onAuth(auth, session, cb) {
       const user = String(auth.username ?? '').trim().toLowerCase();
+      authAttempts.push({ user, secure: session.secure });
       Promise.resolve(opts.authenticate(user, String(auth.password ?? '')))
         .then((ok) => (ok ? cb(null, { user }) : cb(smtpError(535, 'Authentication failed'))))
         .catch(() => cb(smtpError(454, 'Temporary authentication failure')));
@@ -108,6 +137,8 @@ export async function startSmtpRelay(opts: SmtpRelayOptions): Promise<SmtpRelay>
     port,
     get delivered() { return delivered; },
     get discarded() { return discarded; },
+    security,
+    authAttempts,
     refuse(r) { refusal = r; },
     stop: () => new Promise<void>((resolve) => { server.close(() => { lmtp.close(); resolve(); }); }),
   };

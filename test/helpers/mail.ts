@@ -13,6 +13,7 @@ import { startDovecot, type LocalDovecot } from '../../lib/infra/dovecot.js';
 import { startSmtpRelay, type SmtpRelay } from '../../lib/infra/smtp-relay.js';
 import type { MailboxCredentials, MailServerEndpoint } from '../../jobs/adapters/mailbox-client/index.js';
 import { registerCleanup } from './env.js';
+import { issueCert, makeCa, makeCertDir, type TestCa, type TestCert } from './tls.js';
 
 /** A message to put into a mailbox over LMTP (no SMTP auth involved). */
 export interface DeliverMessage {
@@ -117,5 +118,140 @@ async function start(): Promise<MailStack> {
     newMailboxes,
     dovecot,
     relay,
+  };
+}
+
+/** The server certificate a TLS stack presents. */
+export type TlsStackKind =
+  /** signed by the test CA, for 127.0.0.1 and localhost: verifies when the client trusts `pki.ca` */
+  | 'good'
+  /** for 127.0.0.1, but signed by another CA (`pki.otherCa`) that the tests' clients do not trust */
+  | 'foreign'
+  /** signed by the test CA, but for the name mail.elsewhere.test only (not 127.0.0.1) */
+  | 'wrong-host'
+  /** signed by the test CA for 127.0.0.1, expired a day ago */
+  | 'expired';
+
+/** The run's throw-away PKI (made on first use in a temp dir; keys never leave it). */
+export interface TestPki {
+  /** the test CA: the TLS tests' clients trust it (`createMailboxClient({ tls: { ca: pki.ca.certPem } })`) */
+  ca: TestCa;
+  /** a second CA nobody trusts */
+  otherCa: TestCa;
+  certs: Record<TlsStackKind, TestCert>;
+}
+
+/** A Dovecot with TLS and two relays (implicit TLS and STARTTLS), all presenting one certificate. */
+export interface TlsMailStack {
+  kind: TlsStackKind;
+  pki: TestPki;
+  /** the servers per security mode: ssl = imaps + implicit-TLS SMTP; starttls = IMAP and SMTP with STARTTLS */
+  endpoints: Record<'ssl' | 'starttls', { imap: MailServerEndpoint; smtp: MailServerEndpoint }>;
+  dovecot: LocalDovecot;
+  relays: Record<'ssl' | 'starttls', SmtpRelay>;
+  /** Registers fresh mailboxes with the endpoints of their security mode (one passwd-file write). */
+  newMailboxes(list: { local?: string; password?: string; security: 'ssl' | 'starttls' }[]):
+    Promise<MailboxCredentials[]>;
+  /** Registers a mailbox with a given address and password (usable at once). */
+  addMailbox(email: string, password: string): Promise<void>;
+  /** Dovecot's log lines of successful IMAP logins of `email` (each ends with `TLS` when the session was encrypted). */
+  imapLoginLines(email: string): Promise<string[]>;
+}
+
+const tg = globalThis as unknown as {
+  __ispTestPki?: Promise<TestPki>;
+  __ispTlsStacks?: Map<TlsStackKind, Promise<TlsMailStack>>;
+};
+
+/** Returns the run's test PKI, making it on first use (openssl CLI, about a second). */
+export function getTestPki(): Promise<TestPki> {
+  tg.__ispTestPki ??= makePki().catch((e) => { tg.__ispTestPki = undefined; throw e; });
+  return tg.__ispTestPki;
+}
+
+async function makePki(): Promise<TestPki> {
+  const dir = await makeCertDir();
+  const ca = await makeCa(dir, 'trusted');
+  const otherCa = await makeCa(dir, 'other');
+  const loopback = ['IP:127.0.0.1', 'DNS:localhost'];
+  return {
+    ca,
+    otherCa,
+    certs: {
+      good: await issueCert(ca, { dir, name: 'good', altNames: loopback }),
+      foreign: await issueCert(otherCa, { dir, name: 'foreign', altNames: loopback }),
+      'wrong-host': await issueCert(ca, { dir, name: 'wrong-host', altNames: ['DNS:mail.elsewhere.test'] }),
+      expired: await issueCert(ca, { dir, name: 'expired', altNames: loopback, days: -1 }),
+    },
+  };
+}
+
+/**
+ * Returns the run's TLS mail stack presenting the certificate `kind`, starting it on first use:
+ * a Dovecot with TLS (STARTTLS on the IMAP port, imaps on its own port) and two SMTP relays
+ * into it, one with implicit TLS and one with STARTTLS (AUTH only after the upgrade).
+ */
+export function getTlsMailStack(kind: TlsStackKind = 'good'): Promise<TlsMailStack> {
+  const stacks = (tg.__ispTlsStacks ??= new Map());
+  let p = stacks.get(kind);
+  if (!p) {
+    p = startTlsStack(kind).catch((e) => { stacks.delete(kind); throw e; });
+    stacks.set(kind, p);
+  }
+  return p;
+}
+
+async function startTlsStack(kind: TlsStackKind): Promise<TlsMailStack> {
+  const pki = await getTestPki();
+  const cert = pki.certs[kind];
+  // not under a 0700 dir: Dovecot's mail processes (user nobody) must reach it
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), `isp-mail-tls-${kind}-`));
+  registerCleanup(() => fs.rm(dir, { recursive: true, force: true }));
+  const dovecot = await startDovecot({
+    dir, authFailureDelaySeconds: 0, tls: { certFile: cert.certFile, keyFile: cert.keyFile },
+    log: (l) => console.log(l),
+  });
+  registerCleanup(() => dovecot.stop());
+  const relays = {} as Record<'ssl' | 'starttls', SmtpRelay>;
+  for (const security of ['ssl', 'starttls'] as const) {
+    const relay = await startSmtpRelay({
+      authenticate: (u, p) => dovecot.checkPassword(u, p),
+      isLocal: (a) => dovecot.hasUser(a),
+      lmtp: { host: dovecot.host, port: dovecot.lmtpPort },
+      security,
+      tls: { cert: cert.certPem, key: cert.keyPem },
+    });
+    registerCleanup(() => relay.stop());
+    relays[security] = relay;
+  }
+  const endpoints = {
+    ssl: {
+      imap: { host: dovecot.host, port: dovecot.imapsPort!, security: 'ssl' as const },
+      smtp: { host: relays.ssl.host, port: relays.ssl.port, security: 'ssl' as const },
+    },
+    starttls: {
+      imap: { host: dovecot.host, port: dovecot.imapPort, security: 'starttls' as const },
+      smtp: { host: relays.starttls.host, port: relays.starttls.port, security: 'starttls' as const },
+    },
+  };
+  let n = 0;
+  return {
+    kind, pki, endpoints, dovecot, relays,
+    async newMailboxes(list) {
+      const boxes = list.map((o) => ({
+        email: `${o.local ?? 'tls'}-${process.pid}-${++n}-${crypto.randomBytes(3).toString('hex')}@mail.test`
+          .toLowerCase(),
+        password: o.password ?? `pw-${crypto.randomBytes(9).toString('base64url')}`,
+        ...endpoints[o.security],
+      }));
+      await dovecot.addUsers(boxes);
+      return boxes;
+    },
+    addMailbox: (email, password) => dovecot.addUser(email, password),
+    async imapLoginLines(email) {
+      const log = await fs.readFile(dovecot.logFile, 'utf8');
+      const needle = `imap-login: Info: Login: user=<${email.toLowerCase()}>`;
+      return log.split('\n').filter((l) => l.includes(needle));
+    },
   };
 }

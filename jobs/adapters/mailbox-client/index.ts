@@ -5,6 +5,7 @@ import { appendToSent, fetchDetail, fetchReplyOriginal, listInbox, markAnswered 
 import { composeMessage, newMessageId, submit } from './smtp.js';
 import { replyRecipients, replySubject, threadHeaders } from './parse.js';
 import { MailServerError } from './errors.js';
+import { mailTls, type MailTlsOptions } from './tls.js';
 
 /**
  * The mailbox client of the Mailbox API (issue 3, document 3): IMAP with imapflow, SMTP with
@@ -12,7 +13,11 @@ import { MailServerError } from './errors.js';
  * never stored; logged-in IMAP connections are reused in memory for a short time (pool.ts).
  */
 export type { MailServerEndpoint, MailboxCredentials, EmailSummary, EmailAttachmentMeta, EmailDetail, MailboxClient } from './types.js';
-export { MailAuthError, MailServerError, EmailNotFoundError, classifyImapError, classifySmtpError, scrubSecret } from './errors.js';
+export {
+  MailAuthError, MailServerError, EmailNotFoundError, classifyImapError, classifySmtpError, classifyTlsError,
+  scrubSecret,
+} from './errors.js';
+export { mailTls, type MailTlsOptions } from './tls.js';
 export { replySubject, threadHeaders, formatRfc2822 } from './parse.js';
 export { poolKey } from './pool.js';
 
@@ -26,6 +31,11 @@ export interface MailboxClientOptions {
   connectTimeoutMs?: number;
   /** receives warnings (e.g. a sent message whose Sent copy failed); pino-compatible; never given a password */
   logger?: { warn(obj: object, msg: string): void };
+  /**
+   * TLS of the `ssl` and `starttls` endpoints: `{ ca }` = extra CA certificate(s) (PEM) trusted in
+   * addition to Node's built-in roots. Verification of the certificate and host name is always on.
+   */
+  tls?: MailTlsOptions;
 }
 
 /**
@@ -38,11 +48,20 @@ export interface MailboxClientOptions {
  * Message-IDs are `<uuid@mailbox-domain>`. After a successful SMTP submission the Sent copy and
  * the \Answered flag are best effort: their failure is logged (warn) and the call still succeeds,
  * so a client never re-sends a message that went out.
+ * TLS (`ssl`, `starttls` endpoints): the server certificate and host name are always verified; a
+ * refused certificate is a MailServerError with code TLS_CERT_* and the message "TLS certificate
+ * of the mail server could not be verified (...)", a server without STARTTLS where it is required
+ * is STARTTLS_UNAVAILABLE (no login is attempted in plaintext).
+ * @param opts see {@link MailboxClientOptions}
+ * @throws Error at creation when `opts.tls.ca` is not PEM certificate text
  * @throws MailAuthError (IMAP AUTHENTICATIONFAILED, SMTP 535), MailServerError (connection refused,
- *   timeout, server refusal, abort), EmailNotFoundError (unknown UID)
+ *   TLS failure, timeout, server refusal, abort), EmailNotFoundError (unknown UID) from the methods
  */
 export function createMailboxClient(opts: MailboxClientOptions = {}): MailboxClient {
-  const pool = new ImapPool({ idleMs: opts.idleMs, maxPooled: opts.maxPooled, connectTimeoutMs: opts.connectTimeoutMs });
+  const tlsFor = mailTls(opts.tls);
+  const pool = new ImapPool({
+    idleMs: opts.idleMs, maxPooled: opts.maxPooled, connectTimeoutMs: opts.connectTimeoutMs, tls: tlsFor,
+  });
 
   /** Sent copy and \Answered after a successful submission (never throws). */
   async function afterSend(c: MailboxCredentials, raw: Buffer, answeredUid: string | null): Promise<void> {
@@ -72,7 +91,7 @@ export function createMailboxClient(opts: MailboxClientOptions = {}): MailboxCli
         from: c.email, to, subject: replySubject(original.subject), text: o.body, messageId,
         inReplyTo: thread.inReplyTo, references: thread.references,
       });
-      await submit(c, { from: c.email, to: to.map((a) => a.address) }, raw, signal);
+      await submit(c, { from: c.email, to: to.map((a) => a.address) }, raw, signal, tlsFor);
       await afterSend(c, raw, uid);
       return { message_id: messageId };
     },
@@ -82,7 +101,7 @@ export function createMailboxClient(opts: MailboxClientOptions = {}): MailboxCli
       if (!to.length) throw new MailServerError('smtp', 'NO_RECIPIENT', 'No valid recipient address');
       const messageId = newMessageId(c.email);
       const raw = await composeMessage({ from: c.email, to, subject: o.subject, text: o.body, messageId });
-      await submit(c, { from: c.email, to: to.map((a) => a.address) }, raw, signal);
+      await submit(c, { from: c.email, to: to.map((a) => a.address) }, raw, signal, tlsFor);
       await afterSend(c, raw, null);
       return { message_id: messageId };
     },

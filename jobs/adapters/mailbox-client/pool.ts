@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { ImapFlow } from 'imapflow';
 import type { MailboxCredentials, MailServerEndpoint } from './types.js';
 import { abortedError, classifyImapError, EmailNotFoundError, MailServerError } from './errors.js';
+import { mailTls, type MailTlsFor } from './tls.js';
 
 /**
  * In-memory IMAP connection reuse (issue 3 §4): a logged-in imapflow client is kept for a short
@@ -21,6 +22,8 @@ export interface ImapPoolOptions {
   maxPooled?: number;
   /** ms to connect and receive the greeting (default 10000) */
   connectTimeoutMs?: number;
+  /** TLS options per host (default: {@link mailTls} with Node's built-in roots only) */
+  tls?: MailTlsFor;
 }
 
 /** One pooled connection. */
@@ -49,13 +52,24 @@ export function poolKey(c: Pick<MailboxCredentials, 'email' | 'password'>, ep: M
   return crypto.createHash('sha256').update([c.email.trim().toLowerCase(), c.password, ep.host.toLowerCase(), String(ep.port), ep.security].join('\0')).digest('hex');
 }
 
-/** imapflow options for an endpoint (implicit TLS, required STARTTLS, or plaintext). */
-export function imapOptions(c: MailboxCredentials, timeoutMs: number): ConstructorParameters<typeof ImapFlow>[0] {
+/**
+ * imapflow options for an endpoint: `ssl` = implicit TLS (`secure`), `starttls` = STARTTLS
+ * required (`doSTARTTLS: true`: imapflow fails with "Server does not support STARTTLS" instead of
+ * logging in over plaintext), `none` = plaintext (`doSTARTTLS: false`). TLS options (verification
+ * on, servername, extra CAs) from `tlsFor`.
+ * @param c the credentials and servers of the mailbox
+ * @param timeoutMs connection and greeting timeout in ms
+ * @param tlsFor TLS options per host (default: built-in roots only)
+ * @returns the ImapFlow constructor options
+ */
+export function imapOptions(c: MailboxCredentials, timeoutMs: number, tlsFor: MailTlsFor = mailTls()):
+  ConstructorParameters<typeof ImapFlow>[0] {
   const ep = c.imap;
   return {
     host: ep.host, port: ep.port,
     secure: ep.security === 'ssl',
     doSTARTTLS: ep.security === 'starttls' ? true : ep.security === 'none' ? false : undefined,
+    ...(ep.security === 'none' ? {} : { tls: tlsFor(ep.host) }),
     // IMAP LOGIN: one round trip (imapflow's AUTHENTICATE PLAIN waits for a continuation first)
     auth: { user: c.email, pass: c.password, loginMethod: 'LOGIN' },
     logger: false,
@@ -73,11 +87,13 @@ export class ImapPool {
   private readonly idleMs: number;
   private readonly maxPooled: number;
   private readonly timeoutMs: number;
+  private readonly tlsFor: MailTlsFor;
 
   constructor(opts: ImapPoolOptions = {}) {
     this.idleMs = opts.idleMs ?? 60_000;
     this.maxPooled = opts.maxPooled ?? 100;
     this.timeoutMs = opts.connectTimeoutMs ?? 10_000;
+    this.tlsFor = opts.tls ?? mailTls();
   }
 
   /** Number of open pooled connections (for tests and metrics). */
@@ -130,7 +146,7 @@ export class ImapPool {
   }
 
   private open(key: string, c: MailboxCredentials): Entry {
-    const client = new ImapFlow(imapOptions(c, this.timeoutMs));
+    const client = new ImapFlow(imapOptions(c, this.timeoutMs, this.tlsFor));
     const entry: Entry = { key, client, ready: Promise.resolve(), users: 0, timer: null, lastUsed: Date.now(), closed: false, pooled: true, connected: false };
     // imapflow emits 'error' (an unhandled one would crash the process) and 'close'
     client.on('error', () => this.discard(entry));

@@ -3,6 +3,7 @@ import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { MailboxCredentials } from './types.js';
 import { abortedError, classifySmtpError } from './errors.js';
+import { mailTls, type MailTlsFor } from './tls.js';
 
 /**
  * Outgoing mail of the mailbox client: composing the RFC 5322 message once (so the very same bytes
@@ -37,16 +38,25 @@ export async function composeMessage(m: OutgoingMessage): Promise<Buffer> {
 }
 
 /**
- * Submits a composed message. `security`: ssl = implicit TLS, starttls = STARTTLS required,
- * none = plaintext (no upgrade attempted).
- * @throws MailAuthError (535), MailServerError (connection, timeout, refusal, abort)
+ * Submits a composed message. `security`: ssl = implicit TLS, starttls = STARTTLS required
+ * (nodemailer `requireTLS`: no AUTH and no message without a successful upgrade), none = plaintext
+ * (no upgrade attempted). TLS verifies the server certificate (see tls.ts).
+ * @param c the mailbox login and its SMTP server
+ * @param envelope SMTP envelope (MAIL FROM, RCPT TO)
+ * @param raw the composed RFC 5322 message
+ * @param signal aborts the submission
+ * @param tlsFor TLS options per host (default: built-in roots only)
+ * @throws MailAuthError (535), MailServerError (connection, TLS certificate or STARTTLS failure,
+ *   timeout, refusal, abort)
  */
-export async function submit(c: MailboxCredentials, envelope: { from: string; to: string[] }, raw: Buffer, signal?: AbortSignal): Promise<void> {
+export async function submit(c: MailboxCredentials, envelope: { from: string; to: string[] }, raw: Buffer,
+  signal?: AbortSignal, tlsFor: MailTlsFor = mailTls()): Promise<void> {
   if (signal?.aborted) throw abortedError('smtp');
   const ep = c.smtp;
   const transport = nodemailer.createTransport({
     host: ep.host, port: ep.port,
     secure: ep.security === 'ssl', requireTLS: ep.security === 'starttls', ignoreTLS: ep.security === 'none',
+    ...(ep.security === 'none' ? {} : { tls: tlsFor(ep.host) }),
     auth: { user: c.email, pass: c.password },
     connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 60_000,
     logger: false, debug: false,

@@ -1,6 +1,26 @@
 import { expect } from 'chai';
 import fs from 'node:fs/promises';
-import { getMailStack, type MailStack } from '../../helpers/mail.js';
+import net from 'node:net';
+import tls from 'node:tls';
+import { dovecotConfig } from '../../../lib/infra/dovecot.js';
+import { getMailStack, getTlsMailStack, type MailStack } from '../../helpers/mail.js';
+
+/** The first line a server sends on a fresh connection (plain TCP, or TLS trusting `ca`). */
+function greeting(port: number, ca?: string): Promise<{ line: string; authorized: boolean | null }> {
+  return new Promise((resolve, reject) => {
+    const s = ca ? tls.connect({ host: '127.0.0.1', port, ca, rejectUnauthorized: true })
+      : net.connect(port, '127.0.0.1');
+    let buf = '';
+    s.on('data', (d: Buffer) => {
+      buf += d.toString();
+      if (buf.includes('\r\n')) {
+        resolve({ line: buf.split('\r\n')[0], authorized: s instanceof tls.TLSSocket ? s.authorized : null });
+        s.destroy();
+      }
+    });
+    s.on('error', reject);
+  });
+}
 
 describe('lib/infra/dovecot.ts (the real Dovecot of the tests and the demo)', () => {
   let stack: MailStack;
@@ -30,5 +50,35 @@ describe('lib/infra/dovecot.ts (the real Dovecot of the tests and the demo)', ()
       expect(err, `${email} / ${JSON.stringify(pw)}`).to.be.instanceOf(Error);
     }
     expect(await stack.dovecot.hasUser('z@mail.test')).to.equal(false);
+  });
+
+  it('dovecotConfig: plain by default (ssl = no, imaps port 0); tls: ssl = yes, files via "<", imaps listener', () => {
+    const base = { dir: '/srv/dv', runDir: '/srv/dv/run', imapPort: 1143, lmtpPort: 1024, authFailureDelaySeconds: 0 };
+    const plain = dovecotConfig(base);
+    expect(plain).to.match(/^ssl = no$/m);
+    expect(plain).to.match(/inet_listener imaps {\n {4}port = 0\n {2}}/);
+    expect(plain).to.not.contain('ssl_cert');
+    const tlsFiles = { certFile: '/srv/tls/c.pem', keyFile: '/srv/tls/k.key' };
+    const withTls = dovecotConfig({ ...base, tls: { ...tlsFiles, imapsPort: 1993 } });
+    expect(withTls).to.match(/^ssl = yes$/m);
+    expect(withTls).to.match(/^ssl_cert = <\/srv\/tls\/c\.pem$/m);
+    expect(withTls).to.match(/^ssl_key = <\/srv\/tls\/k\.key$/m);
+    expect(withTls).to.match(/^ssl_min_protocol = TLSv1\.2$/m);
+    expect(withTls).to.contain('inet_listener imaps {\n    address = 127.0.0.1\n    port = 1993\n    ssl = yes\n  }');
+    const twoLines = { certFile: '/a\nb', keyFile: '/k', imapsPort: 1 };
+    expect(() => dovecotConfig({ ...base, tls: twoLines })).to.throw(/one line/);
+  });
+
+  it('with TLS: STARTTLS on the IMAP port, verified TLS on imaps; the plain instance has neither', async () => {
+    const tlsStack = await getTlsMailStack('good');
+    expect(tlsStack.dovecot.imapsPort).to.be.a('number');
+    const imaps = await greeting(tlsStack.dovecot.imapsPort!, tlsStack.pki.ca.certPem);
+    expect(imaps.authorized).to.equal(true);
+    expect(imaps.line).to.match(/^\* OK \[CAPABILITY .*\] Dovecot/);
+    expect((await greeting(tlsStack.dovecot.imapPort)).line).to.match(/^\* OK \[CAPABILITY [^\]]*\bSTARTTLS\b/);
+    expect(stack.dovecot.imapsPort).to.equal(null);
+    const plain = await greeting(stack.dovecot.imapPort);
+    expect(plain.line).to.match(/^\* OK \[CAPABILITY /);
+    expect(plain.line).to.not.contain('STARTTLS');
   });
 });
