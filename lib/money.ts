@@ -54,7 +54,9 @@ function toDecimal(v: MoneyInput): Decimal {
 }
 
 function checkScale(scale: number): void {
-  if (!Number.isInteger(scale) || scale < 0 || scale > 2) throw new RangeError(`money scale must be 0, 1 or 2, got ${scale}`);
+  if (!Number.isInteger(scale) || scale < 0 || scale > 2) {
+    throw new RangeError(`money scale must be 0, 1 or 2, got ${scale}`);
+  }
 }
 
 function checkRange(d: Decimal): Decimal {
@@ -77,7 +79,8 @@ export function money(v: MoneyInput, scale = 2): Money {
   checkScale(scale);
   const d = toDecimal(v);
   if (d.decimalPlaces() > scale) {
-    throw new MoneyError('INVALID_AMOUNT', `amount ${d.toString()} has more than ${scale} decimal${scale === 1 ? '' : 's'}`);
+    const what = `${scale} decimal${scale === 1 ? '' : 's'}`;
+    throw new MoneyError('INVALID_AMOUNT', `amount ${d.toString()} has more than ${what}`);
   }
   return noNegZero(checkRange(d));
 }
