@@ -41,6 +41,9 @@ export class S3Storage implements Storage {
       // aws-chunked trailing checksums the SDK sends by default
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // no "Expect: 100-continue" on large bodies: services or proxies that never answer it make the
+      // SDK stall every part for 6 s; the cost is that a refused part is sent before it is refused
+      expectContinueHeader: false,
     });
   }
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 
 /** A valid 1×1 PNG (70 bytes). */
@@ -7,13 +7,10 @@ export const PNG_1X1 = Buffer.from(
 
 export const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
-/** Deterministic pseudo-random bytes (no file-type signature at the start). */
-export function bytes(n: number, seed = 1): Buffer {
-  const b = Buffer.alloc(n);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; b[i] = (x >>> 0) & 0xff; }
-  b[0] = 0x00;
-  b[1] = 0x01;
+/** Random bytes, starting with 00 01 so that no file-type signature matches. */
+export function bytes(n: number): Buffer {
+  const b = randomBytes(n);
+  if (n > 1) { b[0] = 0x00; b[1] = 0x01; }
   return b;
 }
 

@@ -71,7 +71,7 @@ describe('lib/storage/local.ts: local-disk storage driver', () => {
     const r = await storage.put('big.bin', chunked(data, 4096), { maxBytes: limit });
     expect(r).to.include({ size: limit, mime: 'application/octet-stream', ext: 'bin', sha256: sha256(data) });
     // a refused replacement leaves the old content in place
-    expect(await rejection(storage.put('big.bin', chunked(bytes(limit + 1, 7)), { maxBytes: limit })))
+    expect(await rejection(storage.put('big.bin', chunked(bytes(limit + 1)), { maxBytes: limit })))
       .to.be.instanceOf(StorageLimitError);
     expect(sha256(await readAll((await storage.get('big.bin')).stream))).to.equal(sha256(data));
     expect(await files(path.join(root, 'storage'))).to.deep.equal(['big.bin']);
@@ -86,8 +86,8 @@ describe('lib/storage/local.ts: local-disk storage driver', () => {
 
   it('writes while the upload arrives, to a temp file the key does not show until complete', async () => {
     const src = new PassThrough();
-    const first = bytes(256 * 1024, 3);
-    const rest = bytes(256 * 1024, 5);
+    const first = bytes(256 * 1024);
+    const rest = bytes(256 * 1024);
     const put = storage.put('stream/x.bin', src, { maxBytes: 1024 * 1024 });
     src.write(first);
     const partial = path.join(root, 'storage', '.partial');
