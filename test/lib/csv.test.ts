@@ -1,5 +1,8 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Readable } from 'node:stream';
 import { CSV_CONTENT_TYPE, csvStream, type CsvCell, type CsvColumn } from '../../lib/csv.js';
@@ -124,5 +127,28 @@ describe('lib/csv.ts: streamed CSV exports', () => {
     let err: Error | undefined;
     try { await text(csvStream(columns, failing())); } catch (e) { err = e as Error; }
     expect(err?.message).to.equal('cursor broke');
+  });
+
+  it('serves as a Koa response body with the CSV content type', async () => {
+    const app = new Koa();
+    app.use((ctx) => {
+      ctx.type = CSV_CONTENT_TYPE;
+      ctx.attachment('customers.csv');
+      ctx.body = csvStream(columns, (async function* () {
+        for (let i = 1; i <= 3; i++) yield { code: `C${i}`, name: `=cmd|' /C calc'!A${i}`, amount: i * 1.5 };
+      })());
+    });
+    const server = http.createServer(app.callback()).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
+      expect(res.headers.get('content-disposition')).to.equal('attachment; filename="customers.csv"');
+      expect(await res.text()).to.equal('Code,"Name, full",Amount,Note\r\n'
+        + "C1,'=cmd|' /C calc'!A1,1.5,\r\nC2,'=cmd|' /C calc'!A2,3,\r\nC3,'=cmd|' /C calc'!A3,4.5,\r\n");
+    } finally {
+      server.close();
+    }
   });
 });
