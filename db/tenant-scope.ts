@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Model, ModelClass, QueryBuilder } from 'objection';
 import { runStatement, statement, type RunOptions, type Statement } from './statement.js';
+import { nextNumber } from './numbering.js';
 
 /** Tables whose rows carry tenant_id (DESIGN.md §5). */
 export type TenantTable = 'packages' | 'customers' | 'invoices' | 'tickets' | 'olts' | 'onus' | 'idempotency_keys' | 'tenant_counters'
@@ -94,12 +95,9 @@ export class TenantScope {
    * @param name counter name, e.g. "customer"
    */
   async nextNumber(name: string, trx?: Knex.Transaction): Promise<number> {
-    const k = trx ?? this.knex;
-    const r = await k.raw(
-      `INSERT INTO tenant_counters (tenant_id, name, value) VALUES (?, ?, 1)
-       ON CONFLICT (tenant_id, name) DO UPDATE SET value = tenant_counters.value + 1 RETURNING value`,
-      [this.tenantId, name],
-    );
-    return Number(r.rows[0].value);
+    if (trx) return nextNumber(trx, this.tenantId, name);
+    if ((this.knex as Knex.Transaction).isTransaction) return nextNumber(this.knex as Knex.Transaction, this.tenantId, name);
+    return this.knex.transaction((t) => nextNumber(t, this.tenantId, name));
   }
+
 }

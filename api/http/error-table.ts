@@ -1,6 +1,8 @@
 import { AppError, PayloadTooLarge, ValidationFailed, type FieldErrors } from '../errors.js';
 import { QueueUnavailableError } from '../../jobs/queues.js';
 import { EmailNotFoundError, MailAuthError, MailServerError } from '../../jobs/adapters/mailbox-client/index.js';
+import { StorageKeyError, StorageLimitError, StorageNotFoundError, StorageTypeError } from '../../lib/storage/index.js';
+import { MoneyError } from '../../lib/money.js';
 
 /**
  * The one class -> status and code table of both services (DESIGN.md §3, §4; Strapi's error
@@ -34,7 +36,13 @@ const FOREIGN: [Ctor, Omit<HttpError, 'headers' | 'extra' | 'known'> & { headers
   [MailAuthError, { status: 401, code: 'mailbox_auth_failed', message: 'The mail server refused the mailbox address or password.' }],
   [EmailNotFoundError, { status: 404, code: 'email_not_found', message: 'No e-mail with this id in the mailbox.' }],
   [MailServerError, { status: 502, code: 'mail_server_error', message: 'The mail server could not be reached or refused the request.' }],
+  [StorageLimitError, { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The file is larger than allowed.' }],
+  [StorageTypeError, { status: 415, code: 'UNSUPPORTED_FILE_TYPE', message: 'This type of file is not accepted here.' }],
+  [StorageNotFoundError, { status: 404, code: 'NOT_FOUND', message: 'File not found.' }],
 ];
+
+/** Lower-layer errors that carry their own safe message and field errors (422). */
+const FIELD_ERRORS: Ctor[] = [StorageKeyError, MoneyError];
 
 /** PostgreSQL SQLSTATE -> client error (never the database's own text). */
 const PG_MAP: Record<string, { status: number; code: string; message: string }> = {
@@ -74,6 +82,12 @@ export function describeError(e: unknown): HttpError {
   if (e instanceof AppError) return fromAppError(e);
   for (const [cls, row] of FOREIGN) {
     if (e instanceof cls) return { ...row, headers: { ...(row.headers ?? {}) }, extra: {}, known: true };
+  }
+  for (const cls of FIELD_ERRORS) {
+    if (e instanceof cls) {
+      const own = e as Error & { errors?: FieldErrors };
+      return fromAppError(new ValidationFailed(own.errors ?? { body: [own.message] }, own.message));
+    }
   }
   const pgError = (e as { nativeError?: unknown })?.nativeError ?? e;
   const pgCode = (pgError as { code?: unknown })?.code;

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { readFile } from 'node:fs/promises';
 import { isMainModule, runService } from '../../lib/process.js';
 import { Redis } from 'ioredis';
 import { loadMailServerConfig } from '../../lib/config.js';
@@ -24,7 +25,8 @@ export async function startMail(env?: NodeJS.ProcessEnv): Promise<{ server: http
   const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const queues = createQueues(config.redisUrl);
-  const mailClient = createMailboxClient({ logger });
+  const ca = config.mailTlsCaFile ? await readFile(config.mailTlsCaFile) : undefined;
+  const mailClient = createMailboxClient({ logger, ...(ca ? { tls: { ca } } : {}) });
   const { app, close: closeApp } = createMailApp({
     knex, redis, logger, queues, mailClient,
     config: { mailBaseUrl: config.mailBaseUrl, appKey: config.appKey, rateLimit, trustProxy: config.trustProxy },
