@@ -139,8 +139,9 @@ function processOptions(runAs: OsUser | null) {
 }
 
 /**
- * Runs initdb: superuser postgres with `password` (scram-sha-256 over TCP), UTF-8 with the builtin
- * C.UTF-8 locale (the same sort order and case rules on every machine, no OS locale needed).
+ * Runs initdb: superuser postgres with `password` (scram-sha-256), UTF-8 with the builtin C.UTF-8
+ * locale (the same sort order and case rules on every machine, no OS locale needed), without fsync
+ * (the server runs with fsync=off too: a local development and test server, not a durable one).
  */
 async function initdb(bins: PgBinaries, clusterDir: string, password: string, runAs: OsUser | null): Promise<void> {
   // the password file sits next to the cluster, readable by its user only
@@ -150,7 +151,7 @@ async function initdb(bins: PgBinaries, clusterDir: string, password: string, ru
     if (runAs) await fs.chown(pwfile, runAs.uid, runAs.gid);
     const r = await execa(bins.initdb, [
       `--pgdata=${clusterDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--encoding=UTF8',
-      '--locale-provider=builtin', '--builtin-locale=C.UTF-8', '--locale=C', '--lc-messages=C',
+      '--locale-provider=builtin', '--builtin-locale=C.UTF-8', '--locale=C', '--lc-messages=C', '--no-sync',
     ], { ...processOptions(runAs), all: true, reject: false });
     if (r.exitCode !== 0) {
       throw new Error(`initdb failed (${r.exitCode ?? r.signal ?? r.failed}): ${String(r.all ?? r.message).slice(-1500)}`);
