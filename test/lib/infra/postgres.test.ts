@@ -23,12 +23,12 @@ describe('lib/infra/postgres', function () {
     expect(b.version).to.equal(version);
   });
 
-  it('postgresBinaries with copy: one world-readable copy in the cache, made once even when asked twice at once', async () => {
+  it('postgresBinaries with copy: one world-readable copy in the cache, also when asked twice at once', async () => {
     const cacheDir = path.join(tmp, 'cache');
     const old = process.umask(0o077); // the copy must be readable by others whatever the umask
     let pair;
     try {
-      pair = await Promise.all([postgresBinaries({ copy: true, cacheDir }), postgresBinaries({ copy: true, cacheDir })]);
+      pair = await Promise.all([1, 2].map(() => postgresBinaries({ copy: true, cacheDir })));
     } finally { process.umask(old); }
     const [a, b] = pair;
     expect(a).to.deep.equal(b);
@@ -51,7 +51,7 @@ describe('lib/infra/postgres', function () {
     expect(v.stdout).to.match(/^postgres \(PostgreSQL\) \d+/);
   });
 
-  it('a temporary cluster: outside the directory asked for, UTF-8 with the builtin C.UTF-8 locale, gone after stop()', async () => {
+  it('a temporary cluster: not in the dir asked for, UTF-8, builtin C.UTF-8 locale, gone after stop()', async () => {
     const asked = path.join(tmp, 'with space', 'postgres');
     const server = await startEmbeddedPostgres(asked, 'isp_tmp', { temporary: true });
     let rows;

@@ -20,7 +20,7 @@ describe('lib/infra/system-dirs', () => {
   });
   afterEach(async () => { await fs.rm(tmp, { recursive: true, force: true }); });
 
-  it('roots: /var/lib/isp-platform and /var/cache/isp-platform unless ISP_STATE_DIR / ISP_CACHE_DIR say otherwise', () => {
+  it('roots: /var/lib/isp-platform and /var/cache/isp-platform unless ISP_STATE_DIR / ISP_CACHE_DIR are set', () => {
     expect(DEFAULT_STATE_ROOT).to.equal('/var/lib/isp-platform');
     expect(DEFAULT_CACHE_ROOT).to.equal('/var/cache/isp-platform');
     expect(stateRoot({})).to.equal('/var/lib/isp-platform');
@@ -64,7 +64,8 @@ describe('lib/infra/system-dirs', () => {
 
     // kept across calls, also by concurrent ones
     await fs.writeFile(path.join(dir, 'kept'), 'x');
-    expect(await Promise.all([systemStateDir(dataDir, { root }), systemStateDir(dataDir, { root })])).to.deep.equal([dir, dir]);
+    const twice = await Promise.all([1, 2].map(() => systemStateDir(dataDir, { root })));
+    expect(twice).to.deep.equal([dir, dir]);
     expect(await fs.readFile(path.join(dir, 'kept'), 'utf8')).to.equal('x');
 
     // another data dir: another state dir
@@ -85,7 +86,7 @@ describe('lib/infra/system-dirs', () => {
     await removeSystemState(path.join(tmp, 'never made'), { root }); // nothing to do, no error
   });
 
-  it('makeWorldReadable: a+rx on directories and owner-executable files, a+r on the others; links untouched', async () => {
+  it('makeWorldReadable: a+rx on directories and owner-executable files, a+r on others; links untouched', async () => {
     const t = path.join(tmp, 'tree');
     await fs.mkdir(path.join(t, 'bin'), { recursive: true, mode: 0o700 });
     await fs.chmod(path.join(t, 'bin'), 0o700);
