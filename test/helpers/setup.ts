@@ -21,7 +21,7 @@ export const mochaHooks = {
     nock.enableNetConnect(/^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/);
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'isp-test-'));
     env.dir = dir;
-    const pg = await startEmbeddedPostgres(path.join(dir, 'postgres'), 'isp_test');
+    const pg = await startEmbeddedPostgres(path.join(dir, 'postgres'), 'isp_test', { temporary: true });
     registerCleanup(() => pg.stop());
     const redis = await startRedis(path.join(dir, 'redis'), (l) => console.log(l));
     registerCleanup(() => redis.stop());

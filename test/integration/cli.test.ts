@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { verifyPassword } from '../../api/auth/service.js';
 import { startEmbeddedPostgres } from '../../lib/infra/postgres.js';
 import { portOpen } from '../../lib/infra/free-port.js';
+import { removeSystemState } from '../../lib/infra/system-dirs.js';
 import { makeTenant } from '../helpers/fixtures.js';
 import { env } from '../helpers/env.js';
 
@@ -190,6 +191,7 @@ describe('operator CLI (bin/cli.ts)', function () {
         } finally { await k.destroy(); }
       } finally { await pg.stop(); }
     } finally {
+      await removeSystemState(dataDir); // as root the cluster lives outside dataDir
       await fs.rm(dataDir, { recursive: true, force: true });
     }
   });

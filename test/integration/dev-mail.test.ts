@@ -2,7 +2,10 @@ import { expect } from 'chai';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startMailDemo, DEMO_MAIL_DOMAIN, DEMO_OPERATOR_EMAIL, DEMO_KEY_NAME, type MailDemo } from '../../bin/dev-mail.js';
+import {
+  startMailDemo, dovecotDirFor, DEMO_MAIL_DOMAIN, DEMO_OPERATOR_EMAIL, DEMO_KEY_NAME, type MailDemo,
+} from '../../bin/dev-mail.js';
+import { isRoot, removeSystemState, stateKey, stateRoot } from '../../lib/infra/system-dirs.js';
 import { verifyApiKey } from '../../api/mail/keys/service.js';
 import { verifyPassword } from '../../api/auth/service.js';
 import { DEMO_PASSWORD } from '../../db/seeds/demo.js';
@@ -28,6 +31,8 @@ describe('bin/dev-mail.ts startMailDemo (the demo mail server of npm start)', fu
   before(async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'isp-devmail-'));
     registerCleanup(() => fs.rm(dataDir, { recursive: true, force: true }));
+    // runs first (cleanups run in reverse): it finds the state directory through dataDir
+    registerCleanup(() => removeSystemState(dataDir));
   });
   after(async () => {
     await client.close();
@@ -100,5 +105,14 @@ describe('bin/dev-mail.ts startMailDemo (the demo mail server of npm start)', fu
     expect(await verifyApiKey(env.knex, first.key)).to.equal(null);
     expect((await verifyApiKey(env.knex, second.key))?.name).to.equal(DEMO_KEY_NAME);
     expect(await count(env.knex('mail_api_keys').where({ name: DEMO_KEY_NAME }).whereNull('revoked_at'))).to.equal(1);
+  });
+
+  it('Dovecot lives where its users reach it (as root: outside the 0700 data dir, whose mode stays)', async () => {
+    const real = await fs.realpath(dataDir);
+    const expected = isRoot() ? path.join(stateRoot(), stateKey(real), 'dovecot')
+      : path.resolve(dataDir, 'mail', 'dovecot');
+    expect(await dovecotDirFor(dataDir)).to.equal(expected);
+    expect((await fs.stat(path.join(expected, 'users'))).isFile()).to.equal(true);
+    expect((await fs.stat(dataDir)).mode & 0o777).to.equal(0o700);
   });
 });
