@@ -5,7 +5,15 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import local from './eslint-rules/index.js';
+
+// `npm run lint` uses --cache, keyed on the config but not on plugin code: hashing the local rules into
+// `settings` makes an edit of eslint-rules/ invalidate the cache.
+const rulesDir = new URL('./eslint-rules/', import.meta.url);
+const localRulesHash = createHash('sha256');
+for (const f of readdirSync(rulesDir).sort()) localRulesHash.update(f).update(readFileSync(new URL(f, rulesDir)));
 
 export default defineConfig(
   { ignores: ['node_modules/', '.data/', '.test-data/', 'coverage/', 'tmp/', 'run/'] },
@@ -19,6 +27,7 @@ export default defineConfig(
       globals: { ...globals.node },
     },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
+    settings: { localRulesHash: localRulesHash.digest('hex') },
     plugins: { local },
     rules: {
       // After eslint-config-prettier, which turns max-len off: Prettier wraps code at 120 but not comments or

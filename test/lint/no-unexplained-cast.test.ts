@@ -14,11 +14,17 @@ describe('eslint rule local/no-unexplained-cast', () => {
       'const a = x as string;',
       'const a = x as unknown;',
       'const a = x as unknown as string; // koa types lag behind koa 3',
-      '// koa types lag behind koa 3\nconst a = x as unknown as string;',
-      '/**\n * the adapter is typed for koa 2\n */\nconst a = x as never;',
+      { name: 'comment on the line before', code: '// koa types lag behind koa 3\nconst a = x as unknown as string;' },
+      {
+        name: 'block comment ending on the line before',
+        code: '/**\n * the adapter is typed for koa 2\n */\nconst a = x as never;',
+      },
       'use(mw as never); // bull-board ships koa 2 types',
       'const a = <string><unknown>x; // old syntax, still explained',
-      'const a = f(\n  // explained on the line before the type\n  x as unknown as string,\n);',
+      {
+        name: 'comment on the line before the cast inside a call',
+        code: 'const a = f(\n  // explained on the line before the type\n  x as unknown as string,\n);',
+      },
     ],
     invalid: [
       { code: 'const a = x as never;', errors: [{ messageId: 'never' }] },
@@ -26,12 +32,24 @@ describe('eslint rule local/no-unexplained-cast', () => {
       { code: 'const a = (x as unknown) as Record<string, number>;', errors: [{ messageId: 'unknownAs' }] },
       { code: 'const a = <string><unknown>x;', errors: [{ messageId: 'unknownAs' }] },
       // a trailing comment of the previous statement is about that statement
-      { code: 'app.silent = true; // quiet\nuse(mw as never);', errors: [{ messageId: 'never' }] },
+      {
+        name: 'trailing comment of the previous line',
+        code: 'app.silent = true; // quiet\nuse(mw as never);',
+        errors: [{ messageId: 'never' }],
+      },
       // directives are not reasons
-      { code: '// eslint-disable-next-line no-console\nconst a = x as never;', errors: [{ messageId: 'never' }] },
-      { code: '// @ts-ignore\nconst a = x as unknown as string;', errors: [{ messageId: 'unknownAs' }] },
+      {
+        name: 'eslint directive',
+        code: '// eslint-disable-next-line no-console\nconst a = x as never;',
+        errors: [{ messageId: 'never' }],
+      },
+      {
+        name: 'ts directive',
+        code: '// @ts-ignore\nconst a = x as unknown as string;',
+        errors: [{ messageId: 'unknownAs' }],
+      },
       // two lines up is too far
-      { code: '// why\n\nconst a = x as never;', errors: [{ messageId: 'never' }] },
+      { name: 'comment two lines up', code: '// why\n\nconst a = x as never;', errors: [{ messageId: 'never' }] },
     ],
   });
 });
