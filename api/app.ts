@@ -33,7 +33,11 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; router: Router }
     idempotency: idempotency(),
   });
   // /openapi.json and /docs, built from the same route table (DESIGN.md §4)
-  mountDocs(router, { routes: webRoutes, info: webApiInfo(deps.config.publicBaseUrl), options: { tagDescriptions: webTagDescriptions } });
+  mountDocs(router, {
+    routes: webRoutes,
+    info: webApiInfo(deps.config.publicBaseUrl),
+    options: { tagDescriptions: webTagDescriptions },
+  });
   app.use(router.routes() as unknown as Koa.Middleware<AppState>);
   app.use(router.allowedMethods() as unknown as Koa.Middleware<AppState>);
   return { app, router };

@@ -27,7 +27,12 @@ export interface AppDeps {
 
 /** The active tenant as the middleware loads it. */
 export interface TenantInfo {
-  id: number; slug: string; name: string; demo_mode: boolean; modules: string[]; settings: Record<string, unknown>;
+  id: number;
+  slug: string;
+  name: string;
+  demo_mode: boolean;
+  modules: string[];
+  settings: Record<string, unknown>;
   /** IANA time zone (tenants.timezone; DESIGN.md §10). */
   timezone?: string;
 }

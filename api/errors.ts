@@ -51,17 +51,23 @@ export class AppError extends Error {
 
 /** 401 UNAUTHENTICATED: missing, malformed, wrong, expired or revoked token; invalid session. */
 export class Unauthenticated extends AppError {
-  constructor(message = 'Unauthenticated.') { super(401, 'UNAUTHENTICATED', message); }
+  constructor(message = 'Unauthenticated.') {
+    super(401, 'UNAUTHENTICATED', message);
+  }
 }
 
 /** 403 FORBIDDEN: permission missing (the message names it), read token on a write, token without tenant. */
 export class Forbidden extends AppError {
-  constructor(message = 'This action is unauthorized.') { super(403, 'FORBIDDEN', message); }
+  constructor(message = 'This action is unauthorized.') {
+    super(403, 'FORBIDDEN', message);
+  }
 }
 
 /** 403 module_disabled: the tenant switched the route's module off (DESIGN.md §10 "tenant modules"). */
 export class ModuleDisabled extends AppError {
-  constructor(module: string) { super(403, 'module_disabled', `The ${module} module is disabled for this tenant.`); }
+  constructor(module: string) {
+    super(403, 'module_disabled', `The ${module} module is disabled for this tenant.`);
+  }
 }
 
 /** 403 demo_guard_blocked: the tenant runs in demo mode and the action is on the blocked list. */
@@ -73,12 +79,16 @@ export class DemoGuardBlocked extends AppError {
 
 /** 404 NOT_FOUND: no such record in the caller's tenant (foreign ids answer this too, never 403). */
 export class NotFound extends AppError {
-  constructor(what = 'Record') { super(404, 'NOT_FOUND', `${what} not found.`); }
+  constructor(what = 'Record') {
+    super(404, 'NOT_FOUND', `${what} not found.`);
+  }
 }
 
 /** 404 NOT_FOUND for an unmatched route. */
 export class RouteNotFound extends AppError {
-  constructor() { super(404, 'NOT_FOUND', 'Route not found.'); }
+  constructor() {
+    super(404, 'NOT_FOUND', 'Route not found.');
+  }
 }
 
 /** 405 METHOD_NOT_ALLOWED: a known path with another method; `allow` goes into the Allow header. */
@@ -117,12 +127,16 @@ export class InvalidTransition extends AppError {
 
 /** 409 CONFLICT: unique key taken, idempotency key reused with another body. */
 export class Conflict extends AppError {
-  constructor(message = 'Conflict.') { super(409, 'CONFLICT', message); }
+  constructor(message = 'Conflict.') {
+    super(409, 'CONFLICT', message);
+  }
 }
 
 /** 413 PAYLOAD_TOO_LARGE: a body or an upload over its limit. */
 export class PayloadTooLarge extends AppError {
-  constructor(message = 'The request body is too large.') { super(413, 'PAYLOAD_TOO_LARGE', message); }
+  constructor(message = 'The request body is too large.') {
+    super(413, 'PAYLOAD_TOO_LARGE', message);
+  }
 }
 
 /** 429 RATE_LIMITED with Retry-After (seconds). */

@@ -18,7 +18,18 @@ export async function startWeb(env?: NodeJS.ProcessEnv): Promise<{ server: http.
   const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const queues = createQueues(config.redisUrl);
-  const { app } = createApp({ knex, redis, logger, queues, config: { publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy, rateLimit: { points: config.externalRateLimit, durationSeconds: 60 }, secureCookies: config.publicBaseUrl.startsWith('https:') } });
+  const { app } = createApp({
+    knex,
+    redis,
+    logger,
+    queues,
+    config: {
+      publicBaseUrl: config.publicBaseUrl,
+      trustProxy: config.trustProxy,
+      rateLimit: { points: config.externalRateLimit, durationSeconds: 60 },
+      secureCookies: config.publicBaseUrl.startsWith('https:'),
+    },
+  });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(config.port, resolve));
   logger.info({ port: config.port, url: config.publicBaseUrl }, 'web listening');

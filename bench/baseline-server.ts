@@ -41,7 +41,9 @@ const server = http.createServer(async (req, res) => {
     let total = -1;
     if (mode === 'b') {
       const count = `SELECT count(*) AS n FROM customers c WHERE c.tenant_id = $1${status ? ' AND c.status = $2' : ''}`;
-      total = Number((await pool.query({ name: `count_${status ? 's' : 'a'}`, text: count, values: params })).rows[0].n);
+      total = Number(
+        (await pool.query({ name: `count_${status ? 's' : 'a'}`, text: count, values: params })).rows[0].n,
+      );
     }
     const body = JSON.stringify({ current_page: page, per_page: perPage, total, data: rows });
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -52,4 +54,7 @@ const server = http.createServer(async (req, res) => {
   }
 });
 server.listen(Number(process.env.PORT), '127.0.0.1', () => process.send?.('ready'));
-process.on('SIGTERM', () => { server.close(); pool.end().then(() => process.exit(0)); });
+process.on('SIGTERM', () => {
+  server.close();
+  pool.end().then(() => process.exit(0));
+});

@@ -22,10 +22,60 @@ import { createToken } from '../api/tokens/service.js';
 import { TenantScope } from '../db/tenant-scope.js';
 
 const N = 100_000;
-const FIRST = ['Budi', 'Siti', 'Agus', 'Dewi', 'Andi', 'Rina', 'Joko', 'Sri', 'Eko', 'Wati', 'Hadi', 'Yuni', 'Rudi', 'Lina', 'Dian', 'Tono', 'Ayu', 'Bayu', 'Nina', 'Fajar'];
-const LAST = ['Santoso', 'Wijaya', 'Saputra', 'Lestari', 'Pratama', 'Hidayat', 'Kurniawan', 'Susanti', 'Setiawan', 'Rahayu', 'Gunawan', 'Permata', 'Nugroho', 'Utami', 'Halim', 'Siregar', 'Harahap', 'Tanjung', 'Purba', 'Sihombing'];
+const FIRST = [
+  'Budi',
+  'Siti',
+  'Agus',
+  'Dewi',
+  'Andi',
+  'Rina',
+  'Joko',
+  'Sri',
+  'Eko',
+  'Wati',
+  'Hadi',
+  'Yuni',
+  'Rudi',
+  'Lina',
+  'Dian',
+  'Tono',
+  'Ayu',
+  'Bayu',
+  'Nina',
+  'Fajar',
+];
+const LAST = [
+  'Santoso',
+  'Wijaya',
+  'Saputra',
+  'Lestari',
+  'Pratama',
+  'Hidayat',
+  'Kurniawan',
+  'Susanti',
+  'Setiawan',
+  'Rahayu',
+  'Gunawan',
+  'Permata',
+  'Nugroho',
+  'Utami',
+  'Halim',
+  'Siregar',
+  'Harahap',
+  'Tanjung',
+  'Purba',
+  'Sihombing',
+];
 
-interface Result { name: string; rps: number; p50: number; p99: number; mean: number; errors: number; non2xx: number }
+interface Result {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  errors: number;
+  non2xx: number;
+}
 
 function arg(args: string[], name: string, def: string): string {
   const i = args.indexOf(`--${name}`);
@@ -34,28 +84,54 @@ function arg(args: string[], name: string, def: string): string {
 
 async function waitPort(port: number, ms = 30000): Promise<void> {
   const end = Date.now() + ms;
-  while (Date.now() < end) { if (await portOpen(port)) return; await new Promise((r) => setTimeout(r, 100)); }
+  while (Date.now() < end) {
+    if (await portOpen(port)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   throw new Error(`nothing listens on ${port}`);
 }
 
 function cannon(url: string, headers: Record<string, string>, duration: number): Promise<any> {
   return new Promise((resolve, reject) => {
-    autocannon({ url, connections: 10, duration, headers }, (err: unknown, res: unknown) => (err ? reject(err) : resolve(res)));
+    autocannon({ url, connections: 10, duration, headers }, (err: unknown, res: unknown) =>
+      err ? reject(err) : resolve(res),
+    );
   });
 }
 
 async function measure(name: string, url: string, headers: Record<string, string>, duration: number): Promise<Result> {
   await cannon(url, headers, 2); // warm-up
   const r = await cannon(url, headers, duration);
-  const res = { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, mean: r.latency.mean, errors: r.errors, non2xx: r.non2xx };
-  console.log(`${name.padEnd(34)} ${res.rps.toFixed(0).padStart(6)} req/s  p50 ${String(res.p50).padStart(4)} ms  p99 ${String(res.p99).padStart(4)} ms  mean ${res.mean.toFixed(1).padStart(6)} ms${res.non2xx || res.errors ? `  (non2xx ${res.non2xx}, errors ${res.errors})` : ''}`);
+  const res = {
+    name,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    mean: r.latency.mean,
+    errors: r.errors,
+    non2xx: r.non2xx,
+  };
+  console.log(
+    `${name.padEnd(34)} ${res.rps.toFixed(0).padStart(6)} req/s  p50 ${String(res.p50).padStart(4)} ms  p99 ${String(res.p99).padStart(4)} ms  mean ${res.mean.toFixed(1).padStart(6)} ms${res.non2xx || res.errors ? `  (non2xx ${res.non2xx}, errors ${res.errors})` : ''}`,
+  );
   return res;
 }
 
 async function seed(knex: ReturnType<typeof createKnex>, tenantId: number): Promise<void> {
-  const pk = await knex('packages').insert([1, 2, 3, 4, 5].map((i) => ({ tenant_id: tenantId, name: `Home ${i * 10} Mbps`, price: i * 100000, speed_down_kbps: i * 10000, speed_up_kbps: i * 5000 }))).returning('id');
+  const pk = await knex('packages')
+    .insert(
+      [1, 2, 3, 4, 5].map((i) => ({
+        tenant_id: tenantId,
+        name: `Home ${i * 10} Mbps`,
+        price: i * 100000,
+        speed_down_kbps: i * 10000,
+        speed_up_kbps: i * 5000,
+      })),
+    )
+    .returning('id');
   const pkgIds = pk.map((p: { id: number }) => p.id);
-  await knex.raw(`
+  await knex.raw(
+    `
     INSERT INTO customers (tenant_id, code, name, email, phone, address, package_id, status, service_type, billing_cycle, customer_tier, created_at, updated_at)
     SELECT ?, 'CUST-' || lpad(g::text, 6, '0'),
       (ARRAY[${FIRST.map((f) => `'${f}'`).join(',')}])[1 + (g % ${FIRST.length})] || ' ' || (ARRAY[${LAST.map((l) => `'${l}'`).join(',')}])[1 + ((g / ${FIRST.length}) % ${LAST.length})] || ' ' || g,
@@ -64,12 +140,20 @@ async function seed(knex: ReturnType<typeof createKnex>, tenantId: number): Prom
       CASE WHEN g % 10 = 0 THEN 'suspended' WHEN g % 25 = 0 THEN 'terminated' ELSE 'active' END,
       'pppoe', 'prepaid', 'regular',
       now() - ((${N} - g) || ' minutes')::interval, now() - ((${N} - g) || ' minutes')::interval
-    FROM generate_series(1, ${N}) g`, [tenantId]);
-  await knex.raw(`INSERT INTO tenant_counters (tenant_id, name, value) VALUES (?, 'customer', ${N}) ON CONFLICT (tenant_id, name) DO UPDATE SET value = EXCLUDED.value`, [tenantId]);
-  await knex.raw(`
+    FROM generate_series(1, ${N}) g`,
+    [tenantId],
+  );
+  await knex.raw(
+    `INSERT INTO tenant_counters (tenant_id, name, value) VALUES (?, 'customer', ${N}) ON CONFLICT (tenant_id, name) DO UPDATE SET value = EXCLUDED.value`,
+    [tenantId],
+  );
+  await knex.raw(
+    `
     INSERT INTO onus (tenant_id, customer_id, serial_number, status, rx_power, tx_power)
     SELECT c.tenant_id, c.id, 'ZTEG' || lpad(to_hex(c.id), 8, '0'), 'online', -20.5, 2.1
-    FROM customers c WHERE c.tenant_id = ? AND c.id % 5 <> 0`, [tenantId]);
+    FROM customers c WHERE c.tenant_id = ? AND c.id % 5 <> 0`,
+    [tenantId],
+  );
 }
 
 /** Runs the benchmark. */
@@ -83,8 +167,18 @@ export async function run(args: string[]): Promise<void> {
   try {
     console.log('seeding 2 x 100,000 customers ...');
     await migrateLatest(knex);
-    const a = await createTenant(knex, { slug: 'bench-a', name: 'Bench A', adminEmail: 'a@bench.test', adminPassword: 'bench-password' });
-    const b = await createTenant(knex, { slug: 'bench-b', name: 'Bench B', adminEmail: 'b@bench.test', adminPassword: 'bench-password' });
+    const a = await createTenant(knex, {
+      slug: 'bench-a',
+      name: 'Bench A',
+      adminEmail: 'a@bench.test',
+      adminPassword: 'bench-password',
+    });
+    const b = await createTenant(knex, {
+      slug: 'bench-b',
+      name: 'Bench B',
+      adminEmail: 'b@bench.test',
+      adminPassword: 'bench-password',
+    });
     await seed(knex, a.tenant.id);
     await seed(knex, b.tenant.id);
     await knex.raw('VACUUM ANALYZE');
@@ -98,25 +192,55 @@ export async function run(args: string[]): Promise<void> {
     }
     const vm = (await knex.raw(`SELECT relpages, relallvisible FROM pg_class WHERE relname = 'customers'`)).rows[0];
     console.log(`customers: ${vm.relpages} heap pages, ${vm.relallvisible} all-visible`);
-    const { token } = await createToken(new TenantScope(knex, a.tenant.id), a.admin.id, { name: 'bench', access: 'read' });
+    const { token } = await createToken(new TenantScope(knex, a.tenant.id), a.admin.id, {
+      name: 'bench',
+      access: 'read',
+    });
     const exact = Number((await knex('customers').where({ tenant_id: a.tenant.id }).count('* as n'))[0].n);
-    const exactSuspended = Number((await knex('customers').where({ tenant_id: a.tenant.id, status: 'suspended' }).count('* as n'))[0].n);
+    const exactSuspended = Number(
+      (await knex('customers').where({ tenant_id: a.tenant.id, status: 'suspended' }).count('* as n'))[0].n,
+    );
 
     const appPort = await freePort();
     const env = {
-      ...process.env, PORT: String(appPort), DATABASE_URL: pgs.url, REDIS_URL: redis.url, APP_KEY: randomBytes(32).toString('hex'),
-      EXTERNAL_RATE_LIMIT: '100000000', LOG_LEVEL: 'info', NODE_ENV: 'production',
+      ...process.env,
+      PORT: String(appPort),
+      DATABASE_URL: pgs.url,
+      REDIS_URL: redis.url,
+      APP_KEY: randomBytes(32).toString('hex'),
+      EXTERNAL_RATE_LIMIT: '100000000',
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'production',
     };
-    const app = execa('node', ['--import', 'tsx', 'api/server.ts'], { env, stdout: 'ignore', stderr: 'inherit', reject: false, cleanup: true });
+    const app = execa('node', ['--import', 'tsx', 'api/server.ts'], {
+      env,
+      stdout: 'ignore',
+      stderr: 'inherit',
+      reject: false,
+      cleanup: true,
+    });
     children.push(app);
     const basePorts = { a: await freePort(), b: await freePort() };
     for (const mode of ['a', 'b'] as const) {
-      children.push(execa('node', ['--import', 'tsx', 'bench/baseline-server.ts'], {
-        env: { ...process.env, MODE: mode, PORT: String(basePorts[mode]), DATABASE_URL: pgs.url, TENANT_ID: String(a.tenant.id) },
-        stdout: 'ignore', stderr: 'inherit', reject: false, cleanup: true,
-      }));
+      children.push(
+        execa('node', ['--import', 'tsx', 'bench/baseline-server.ts'], {
+          env: {
+            ...process.env,
+            MODE: mode,
+            PORT: String(basePorts[mode]),
+            DATABASE_URL: pgs.url,
+            TENANT_ID: String(a.tenant.id),
+          },
+          stdout: 'ignore',
+          stderr: 'inherit',
+          reject: false,
+          cleanup: true,
+        }),
+      );
     }
-    await waitPort(appPort); await waitPort(basePorts.a); await waitPort(basePorts.b);
+    await waitPort(appPort);
+    await waitPort(basePorts.a);
+    await waitPort(basePorts.b);
     const auth = { authorization: `Bearer ${token}`, accept: 'application/json' };
     const appUrl = (q: string) => `http://127.0.0.1:${appPort}/api/external/v1/customers?per_page=100${q}`;
     const baseUrl = (m: 'a' | 'b', q: string) => `http://127.0.0.1:${basePorts[m]}/?per_page=100${q}`;
@@ -124,19 +248,32 @@ export async function run(args: string[]): Promise<void> {
     // correctness first: the app's totals are exact
     const check = async (q: string, want: number) => {
       const r = await fetch(appUrl(q), { headers: auth });
-      const body = await r.json() as { total: number; data: unknown[] };
-      if (r.status !== 200 || body.total !== want || body.data.length !== 100) throw new Error(`app answered ${r.status} total ${body.total} (want ${want}) for ${q}`);
+      const body = (await r.json()) as { total: number; data: unknown[] };
+      if (r.status !== 200 || body.total !== want || body.data.length !== 100)
+        throw new Error(`app answered ${r.status} total ${body.total} (want ${want}) for ${q}`);
     };
-    await check('&page=1', exact); await check('&page=900', exact); await check('&status=suspended&page=1', exactSuspended);
+    await check('&page=1', exact);
+    await check('&page=900', exact);
+    await check('&status=suspended&page=1', exactSuspended);
     console.log(`totals exact: ${exact} customers, ${exactSuspended} suspended\n`);
 
     const R: Record<string, Result> = {};
-    for (const [k, q] of [['p1', '&page=1'], ['p900', '&page=900'], ['s1', '&status=suspended&page=1'], ['s900', '&status=suspended&page=90']] as const) {
+    for (const [k, q] of [
+      ['p1', '&page=1'],
+      ['p900', '&page=900'],
+      ['s1', '&status=suspended&page=1'],
+      ['s900', '&status=suspended&page=90'],
+    ] as const) {
       R[`app.${k}`] = await measure(`app      ${k}`, appUrl(q), auth, duration);
       R[`a.${k}`] = await measure(`bare(a)  ${k}`, baseUrl('a', q), {}, duration);
       R[`b.${k}`] = await measure(`naive(b) ${k}`, baseUrl('b', q), {}, duration);
     }
-    R['app.search'] = await measure('app      search "budi santoso"', appUrl('&search=budi%20santoso&page=1'), auth, duration);
+    R['app.search'] = await measure(
+      'app      search "budi santoso"',
+      appUrl('&search=budi%20santoso&page=1'),
+      auth,
+      duration,
+    );
     R['app.search1'] = await measure('app      search "siti"', appUrl('&search=siti&page=1'), auth, duration);
 
     const ratio = (x: number, y: number) => (x / y).toFixed(2);
@@ -159,7 +296,10 @@ export async function run(args: string[]): Promise<void> {
     ];
     console.log(lines.join('\n'));
   } finally {
-    for (const c of children) { c.kill('SIGTERM'); await c; }
+    for (const c of children) {
+      c.kill('SIGTERM');
+      await c;
+    }
     await knex.destroy();
     await redis.stop();
     await pgs.stop();

@@ -46,17 +46,33 @@ function stats(xs: number[]): { median: number; p95: number } {
 function rawMessage(i: number): string {
   const date = new Date(Date.UTC(2026, 0, 1) + i * 3600_000).toUTCString().replace('GMT', '+0000');
   return [
-    `From: Sender ${i % 37} <sender${i % 37}@example.test>`, `To: bench-0@${DOMAIN}`, `Subject: Bench message ${i}`,
-    `Date: ${date}`, `Message-ID: <bench-${i}@example.test>`, 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '',
-    ...Array.from({ length: 12 }, (_, k) => `Line ${k} of message ${i}: the quick brown fox jumps over the lazy dog.`), '',
+    `From: Sender ${i % 37} <sender${i % 37}@example.test>`,
+    `To: bench-0@${DOMAIN}`,
+    `Subject: Bench message ${i}`,
+    `Date: ${date}`,
+    `Message-ID: <bench-${i}@example.test>`,
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    ...Array.from({ length: 12 }, (_, k) => `Line ${k} of message ${i}: the quick brown fox jumps over the lazy dog.`),
+    '',
   ].join('\r\n');
 }
 
 /** The baseline: a bare imapflow script (login, newest 50 envelopes, logout). @returns ms */
 async function bare(port: number, user: string, pass: string): Promise<number> {
   const t0 = performance.now();
-  const c = new ImapFlow({ host: '127.0.0.1', port, secure: false, doSTARTTLS: false, auth: { user, pass }, logger: false });
-  c.on('error', () => { /* a failure rejects the awaited call */ });
+  const c = new ImapFlow({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    doSTARTTLS: false,
+    auth: { user, pass },
+    logger: false,
+  });
+  c.on('error', () => {
+    /* a failure rejects the awaited call */
+  });
   await c.connect();
   const lock = await c.getMailboxLock('INBOX');
   const exists = c.mailbox ? c.mailbox.exists : 0;
@@ -68,23 +84,38 @@ async function bare(port: number, user: string, pass: string): Promise<number> {
 }
 
 /** One GET through the API. @returns ms */
-function apiList(port: number, agent: http.Agent | false, key: string, mailbox: string, password: string): Promise<number> {
+function apiList(
+  port: number,
+  agent: http.Agent | false,
+  key: string,
+  mailbox: string,
+  password: string,
+): Promise<number> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.get({
-      host: '127.0.0.1', port, agent, path: `/api/v1/mailboxes/${encodeURIComponent(mailbox)}/emails?limit=${LIMIT}`,
-      headers: { authorization: `Bearer ${key}`, 'x-mailbox-password': password, accept: 'application/json' },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const ms = performance.now() - t0;
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { id: string }[] };
-        if (res.statusCode !== 200 || body.data?.length !== LIMIT) reject(new Error(`API answered ${res.statusCode}: ${Buffer.concat(chunks).toString('utf8').slice(0, 300)}`));
-        else resolve(ms);
-      });
-      res.on('error', reject);
-    });
+    const req = http.get(
+      {
+        host: '127.0.0.1',
+        port,
+        agent,
+        path: `/api/v1/mailboxes/${encodeURIComponent(mailbox)}/emails?limit=${LIMIT}`,
+        headers: { authorization: `Bearer ${key}`, 'x-mailbox-password': password, accept: 'application/json' },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const ms = performance.now() - t0;
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { id: string }[] };
+          if (res.statusCode !== 200 || body.data?.length !== LIMIT)
+            reject(
+              new Error(`API answered ${res.statusCode}: ${Buffer.concat(chunks).toString('utf8').slice(0, 300)}`),
+            );
+          else resolve(ms);
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
   });
 }
@@ -103,10 +134,20 @@ export async function run(args: string[]): Promise<void> {
   try {
     await migrateLatest(knex);
     // bench-0 holds the messages; bench-1.. are further logins onto the same maildir (fresh pool keys)
-    const users = Array.from({ length: n + warm + 1 }, (_, i) => ({ email: `bench-${i}@${DOMAIN}`, password: `bench-pw-${i}-${randomBytes(4).toString('hex')}` }));
+    const users = Array.from({ length: n + warm + 1 }, (_, i) => ({
+      email: `bench-${i}@${DOMAIN}`,
+      password: `bench-pw-${i}-${randomBytes(4).toString('hex')}`,
+    }));
     await dovecot.addUsers(users);
     console.log(`appending ${MESSAGES} messages to ${users[0].email} ...`);
-    const filler = new ImapFlow({ host: '127.0.0.1', port: dovecot.imapPort, secure: false, doSTARTTLS: false, auth: { user: users[0].email, pass: users[0].password }, logger: false });
+    const filler = new ImapFlow({
+      host: '127.0.0.1',
+      port: dovecot.imapPort,
+      secure: false,
+      doSTARTTLS: false,
+      auth: { user: users[0].email, pass: users[0].password },
+      logger: false,
+    });
     filler.on('error', () => {});
     await filler.connect();
     for (let i = 1; i <= MESSAGES; i++) await filler.append('INBOX', rawMessage(i), i % 3 ? ['\\Seen'] : []);
@@ -114,18 +155,46 @@ export async function run(args: string[]): Promise<void> {
     const home0 = path.join(dovecot.dir, 'mail', users[0].email);
     for (const u of users.slice(1)) await fs.symlink(home0, path.join(dovecot.dir, 'mail', u.email));
 
-    const [domain] = await knex('mail_domains').insert({
-      name: DOMAIN, imap_host: '127.0.0.1', imap_port: dovecot.imapPort, imap_security: 'none', smtp_host: '127.0.0.1', smtp_port: 25, smtp_security: 'none',
-    }).returning('id');
-    const boxIds = await knex('mail_mailboxes').insert(users.map((u) => ({ domain_id: domain.id, email: u.email, local_part: u.email.split('@')[0] }))).returning('id');
-    const { key } = await createApiKey(knex, { name: 'bench', domainId: domain.id, mailboxIds: boxIds.map((r: { id: number }) => r.id), scopes: ['emails:read'] });
+    const [domain] = await knex('mail_domains')
+      .insert({
+        name: DOMAIN,
+        imap_host: '127.0.0.1',
+        imap_port: dovecot.imapPort,
+        imap_security: 'none',
+        smtp_host: '127.0.0.1',
+        smtp_port: 25,
+        smtp_security: 'none',
+      })
+      .returning('id');
+    const boxIds = await knex('mail_mailboxes')
+      .insert(users.map((u) => ({ domain_id: domain.id, email: u.email, local_part: u.email.split('@')[0] })))
+      .returning('id');
+    const { key } = await createApiKey(knex, {
+      name: 'bench',
+      domainId: domain.id,
+      mailboxIds: boxIds.map((r: { id: number }) => r.id),
+      scopes: ['emails:read'],
+    });
 
     const mailPort = await freePort();
     const env = {
-      ...process.env, MAIL_PORT: String(mailPort), MAIL_BASE_URL: `http://127.0.0.1:${mailPort}`, DATABASE_URL: pg.url, REDIS_URL: redis.url,
-      APP_KEY: randomBytes(32).toString('hex'), MAIL_RATE_LIMIT: '100000000', LOG_LEVEL: 'warn', NODE_ENV: 'production',
+      ...process.env,
+      MAIL_PORT: String(mailPort),
+      MAIL_BASE_URL: `http://127.0.0.1:${mailPort}`,
+      DATABASE_URL: pg.url,
+      REDIS_URL: redis.url,
+      APP_KEY: randomBytes(32).toString('hex'),
+      MAIL_RATE_LIMIT: '100000000',
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
     };
-    const mail = execa('node', ['--import', 'tsx', 'api/mail/server.ts'], { env, stdout: 'ignore', stderr: 'inherit', reject: false, cleanup: true });
+    const mail = execa('node', ['--import', 'tsx', 'api/mail/server.ts'], {
+      env,
+      stdout: 'ignore',
+      stderr: 'inherit',
+      reject: false,
+      cleanup: true,
+    });
     children.push(mail);
     for (const end = Date.now() + 30_000; !(await portOpen(mailPort));) {
       if (Date.now() > end) throw new Error('the mail process did not listen');
@@ -156,20 +225,25 @@ export async function run(args: string[]): Promise<void> {
     const F = stats(firstMs);
     const R = stats(repeatedMs);
     const f = (x: number) => x.toFixed(1).padStart(7);
-    console.log([
-      '',
-      `mailbox with ${MESSAGES} messages, limit ${LIMIT}, ${n} samples each      median      p95  (ms)`,
-      `bare imapflow: login + fetch newest ${LIMIT} + logout          ${f(B.median)}  ${f(B.p95)}`,
-      `API first request (new login, new HTTP connection)       ${f(F.median)}  ${f(F.p95)}`,
-      `API repeated request (same client, within a minute)      ${f(R.median)}  ${f(R.p95)}`,
-      '',
-      'target                                   ratio of medians   ok',
-      `first request <= 1.3x bare               ${(F.median / B.median).toFixed(2).padStart(8)}         ${F.median / B.median <= 1.3 ? 'yes' : 'NO'}`,
-      `repeated request <= 0.6x bare            ${(R.median / B.median).toFixed(2).padStart(8)}         ${R.median / B.median <= 0.6 ? 'yes' : 'NO'}`,
-      `(p95 ratios: first ${(F.p95 / B.p95).toFixed(2)}, repeated ${(R.p95 / B.p95).toFixed(2)})`,
-    ].join('\n'));
+    console.log(
+      [
+        '',
+        `mailbox with ${MESSAGES} messages, limit ${LIMIT}, ${n} samples each      median      p95  (ms)`,
+        `bare imapflow: login + fetch newest ${LIMIT} + logout          ${f(B.median)}  ${f(B.p95)}`,
+        `API first request (new login, new HTTP connection)       ${f(F.median)}  ${f(F.p95)}`,
+        `API repeated request (same client, within a minute)      ${f(R.median)}  ${f(R.p95)}`,
+        '',
+        'target                                   ratio of medians   ok',
+        `first request <= 1.3x bare               ${(F.median / B.median).toFixed(2).padStart(8)}         ${F.median / B.median <= 1.3 ? 'yes' : 'NO'}`,
+        `repeated request <= 0.6x bare            ${(R.median / B.median).toFixed(2).padStart(8)}         ${R.median / B.median <= 0.6 ? 'yes' : 'NO'}`,
+        `(p95 ratios: first ${(F.p95 / B.p95).toFixed(2)}, repeated ${(R.p95 / B.p95).toFixed(2)})`,
+      ].join('\n'),
+    );
   } finally {
-    for (const c of children) { c.kill('SIGTERM'); await c; }
+    for (const c of children) {
+      c.kill('SIGTERM');
+      await c;
+    }
     await knex.destroy();
     await dovecot.stop();
     await redis.stop();

@@ -12,7 +12,12 @@ if (!name || !benches[name]) {
   console.error(`usage: npm run bench -- <${Object.keys(benches).join('|')}>`);
   process.exit(2);
 }
-benches[name]().then((m) => m.run(args)).then(() => process.exit(0), (err) => {
-  console.error(err);
-  process.exit(1);
-});
+benches[name]()
+  .then((m) => m.run(args))
+  .then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );

@@ -14,7 +14,14 @@ import { resolveAppKey } from '../lib/infra/embedded.js';
 import { NotFound, ValidationFailed } from '../api/errors.js';
 import { createOperator } from '../api/mail/operators/service.js';
 import { addDomain, addMailbox, findMailboxesByEmail, getDomainByName } from '../api/mail/domains/service.js';
-import { createApiKey, listApiKeys, revokeApiKey, KeyInputError, MAIL_SCOPES, PERMISSION_SETS } from '../api/mail/keys/service.js';
+import {
+  createApiKey,
+  listApiKeys,
+  revokeApiKey,
+  KeyInputError,
+  MAIL_SCOPES,
+  PERMISSION_SETS,
+} from '../api/mail/keys/service.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -40,7 +47,13 @@ export async function cliAppKey(env: NodeJS.ProcessEnv = process.env): Promise<B
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-const csv = (v: unknown): string[] => (typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : []);
+const csv = (v: unknown): string[] =>
+  typeof v === 'string'
+    ? v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean)
+    : [];
 
 /** The mail command table (merged into bin/cli.ts's COMMANDS). */
 export const MAIL_COMMANDS: Record<string, MailCommand> = {
@@ -49,9 +62,11 @@ export const MAIL_COMMANDS: Record<string, MailCommand> = {
     options: {
       email: { type: 'string', required: true, help: 'login e-mail' },
       password: { type: 'string', required: true, help: 'at least 10 characters (stored as an argon2id hash)' },
-      name: { type: 'string', help: 'display name (default: the e-mail\'s local part)' },
+      name: { type: 'string', help: "display name (default: the e-mail's local part)" },
     },
-    run: async (knex, v) => ({ operator: await createOperator(knex, { email: v.email, password: v.password, name: v.name }) }),
+    run: async (knex, v) => ({
+      operator: await createOperator(knex, { email: v.email, password: v.password, name: v.name }),
+    }),
   },
   'mail:domain:add': {
     summary: 'Register a mail domain with its IMAP/SMTP servers and, optionally, its control panel',
@@ -75,10 +90,19 @@ export const MAIL_COMMANDS: Record<string, MailCommand> = {
     check: (v) => (v['panel-ssl'] && v['no-panel-ssl'] ? 'Give at most one of --panel-ssl and --no-panel-ssl.' : null),
     run: async (knex, v) => ({
       domain: await addDomain(knex, await cliAppKey(), {
-        name: str(v.name), imap_host: str(v['imap-host']), imap_port: str(v['imap-port']), imap_security: str(v['imap-security']),
-        smtp_host: str(v['smtp-host']), smtp_port: str(v['smtp-port']), smtp_security: str(v['smtp-security']),
-        panel_type: str(v['panel-type']) ?? null, panel_host: str(v['panel-host']), panel_port: str(v['panel-port']),
-        panel_user: str(v['panel-user']), panel_password: str(v['panel-password']), panel_ssh_key_path: str(v['panel-ssh-key-path']),
+        name: str(v.name),
+        imap_host: str(v['imap-host']),
+        imap_port: str(v['imap-port']),
+        imap_security: str(v['imap-security']),
+        smtp_host: str(v['smtp-host']),
+        smtp_port: str(v['smtp-port']),
+        smtp_security: str(v['smtp-security']),
+        panel_type: str(v['panel-type']) ?? null,
+        panel_host: str(v['panel-host']),
+        panel_port: str(v['panel-port']),
+        panel_user: str(v['panel-user']),
+        panel_password: str(v['panel-password']),
+        panel_ssh_key_path: str(v['panel-ssh-key-path']),
         panel_ssl: v['no-panel-ssl'] === true ? false : true,
       }),
     }),
@@ -96,13 +120,21 @@ export const MAIL_COMMANDS: Record<string, MailCommand> = {
     options: {
       name: { type: 'string', required: true, help: 'key name' },
       scopes: { type: 'string', help: `comma list of ${MAIL_SCOPES.join(', ')}` },
-      permission: { type: 'string', help: 'instead of --scopes: read, reply or full (the dashboard\'s permission sets)' },
+      permission: {
+        type: 'string',
+        help: "instead of --scopes: read, reply or full (the dashboard's permission sets)",
+      },
       mailboxes: { type: 'string', help: 'comma list of registered mailboxes, all of one domain' },
-      domain: { type: 'string', help: 'the key\'s domain (default: the mailboxes\' domain; required without --mailboxes)' },
+      domain: {
+        type: 'string',
+        help: "the key's domain (default: the mailboxes' domain; required without --mailboxes)",
+      },
     },
     check: (v) => {
-      if ((v.scopes === undefined) === (v.permission === undefined)) return 'Give exactly one of --scopes or --permission.';
-      if (v.permission !== undefined && !Object.hasOwn(PERMISSION_SETS, String(v.permission))) return 'Option --permission must be read, reply or full.';
+      if ((v.scopes === undefined) === (v.permission === undefined))
+        return 'Give exactly one of --scopes or --permission.';
+      if (v.permission !== undefined && !Object.hasOwn(PERMISSION_SETS, String(v.permission)))
+        return 'Option --permission must be read, reply or full.';
       if (!csv(v.mailboxes).length && !v.domain) return 'Give --mailboxes (and/or --domain).';
       return null;
     },
@@ -110,15 +142,30 @@ export const MAIL_COMMANDS: Record<string, MailCommand> = {
       const wanted = csv(v.mailboxes).map((e) => e.toLowerCase());
       const boxes = await findMailboxesByEmail(knex, wanted);
       const missing = wanted.filter((e) => !boxes.some((b) => b.email === e));
-      if (missing.length) throw new ValidationFailed({ mailboxes: [`Not registered: ${missing.join(', ')}. Add them with mail:mailbox:add first.`] });
+      if (missing.length)
+        throw new ValidationFailed({
+          mailboxes: [`Not registered: ${missing.join(', ')}. Add them with mail:mailbox:add first.`],
+        });
       const domainName = str(v.domain) ?? boxes[0]?.domain;
       const domain = domainName ? await getDomainByName(knex, domainName) : null;
-      if (!domain) throw new ValidationFailed({ domain: [`The domain ${domainName ?? ''} is not registered.`.replace('  ', ' ')] });
+      if (!domain)
+        throw new ValidationFailed({
+          domain: [`The domain ${domainName ?? ''} is not registered.`.replace('  ', ' ')],
+        });
       const foreign = boxes.filter((b) => b.domain_id !== domain.id).map((b) => b.email);
-      if (foreign.length) throw new ValidationFailed({ mailboxes: [`Every mailbox must belong to ${domain.name}: ${foreign.join(', ')}.`] });
-      const scopes = v.permission !== undefined ? PERMISSION_SETS[v.permission as keyof typeof PERMISSION_SETS] : csv(v.scopes);
+      if (foreign.length)
+        throw new ValidationFailed({
+          mailboxes: [`Every mailbox must belong to ${domain.name}: ${foreign.join(', ')}.`],
+        });
+      const scopes =
+        v.permission !== undefined ? PERMISSION_SETS[v.permission as keyof typeof PERMISSION_SETS] : csv(v.scopes);
       try {
-        const { data, key } = await createApiKey(knex, { name: String(v.name), domainId: domain.id, mailboxIds: boxes.map((b) => b.id), scopes });
+        const { data, key } = await createApiKey(knex, {
+          name: String(v.name),
+          domainId: domain.id,
+          mailboxIds: boxes.map((b) => b.id),
+          scopes,
+        });
         return { key, data, notice: 'The key is shown only this once; only its hash is stored.' };
       } catch (e) {
         if (e instanceof KeyInputError) throw new ValidationFailed({ [e.field]: [e.message] });

@@ -41,20 +41,30 @@ export const COMMANDS: Record<string, Command> = {
       password: { type: 'string', required: true, help: 'at least 8 characters' },
       name: { type: 'string', help: 'display name (default "Platform Admin")' },
     },
-    run: async (knex, v) => ({ platform_admin: await createPlatformAdmin(knex, { email: s(v.email), password: s(v.password), name: v.name as string | undefined }) }),
+    run: async (knex, v) => ({
+      platform_admin: await createPlatformAdmin(knex, {
+        email: s(v.email),
+        password: s(v.password),
+        name: v.name as string | undefined,
+      }),
+    }),
   },
   'tenant:create': {
     summary: 'Create a tenant and its Super Admin user',
     options: {
       slug: { type: 'string', required: true, help: 'a-z, 0-9 and dashes, 2-63 characters' },
       name: { type: 'string', required: true, help: 'display name' },
-      'admin-email': { type: 'string', required: true, help: 'e-mail of the tenant\'s Super Admin' },
+      'admin-email': { type: 'string', required: true, help: "e-mail of the tenant's Super Admin" },
       'admin-password': { type: 'string', required: true, help: 'at least 8 characters' },
       demo: { type: 'boolean', help: 'create the tenant in demo mode' },
     },
     run: async (knex, v) => {
       const { tenant, admin } = await createTenant(knex, {
-        slug: s(v.slug), name: s(v.name), adminEmail: s(v['admin-email']), adminPassword: s(v['admin-password']), demo: v.demo === true,
+        slug: s(v.slug),
+        name: s(v.name),
+        adminEmail: s(v['admin-email']),
+        adminPassword: s(v['admin-password']),
+        demo: v.demo === true,
       });
       return { tenant, admin };
     },
@@ -66,14 +76,20 @@ export const COMMANDS: Record<string, Command> = {
       email: { type: 'string', required: true, help: 'login e-mail' },
       password: { type: 'string', required: true, help: 'at least 8 characters' },
       role: { type: 'string', required: true, help: ROLES.map((r) => `"${r}"`).join(', ') },
-      name: { type: 'string', help: 'display name (default: the e-mail\'s local part)' },
+      name: { type: 'string', help: "display name (default: the e-mail's local part)" },
     },
     run: async (knex, v) => ({
-      user: await createUser(knex, { tenant: s(v.tenant), email: s(v.email), password: s(v.password), role: s(v.role), name: v.name as string | undefined }),
+      user: await createUser(knex, {
+        tenant: s(v.tenant),
+        email: s(v.email),
+        password: s(v.password),
+        role: s(v.role),
+        name: v.name as string | undefined,
+      }),
     }),
   },
   'tenant:demo-mode': {
-    summary: 'Switch a tenant\'s demo mode on or off',
+    summary: "Switch a tenant's demo mode on or off",
     options: {
       tenant: { type: 'string', required: true, help: 'tenant slug or id' },
       on: { type: 'boolean', help: 'switch demo mode on' },
@@ -88,10 +104,15 @@ export const COMMANDS: Record<string, Command> = {
       tenant: { type: 'string', help: 'tenant slug or id (omit: whole demo platform, empty database only)' },
       size: { type: 'string', help: 'full (50 customers) or small (12); default small for demo-mode tenants' },
     },
-    check: (v) => (v.size !== undefined && v.size !== 'full' && v.size !== 'small' ? 'Option --size must be full or small.' : null),
+    check: (v) =>
+      v.size !== undefined && v.size !== 'full' && v.size !== 'small' ? 'Option --size must be full or small.' : null,
     run: async (knex, v) => {
-      const r = await seedDemo(knex, { tenant: v.tenant as string | undefined, size: v.size as 'full' | 'small' | undefined });
-      const logins = r.seeded && v.tenant === undefined ? DEMO_LOGINS.map((l) => ({ ...l, password: DEMO_PASSWORD })) : undefined;
+      const r = await seedDemo(knex, {
+        tenant: v.tenant as string | undefined,
+        size: v.size as 'full' | 'small' | undefined,
+      });
+      const logins =
+        r.seeded && v.tenant === undefined ? DEMO_LOGINS.map((l) => ({ ...l, password: DEMO_PASSWORD })) : undefined;
       return { ...r, ...(logins ? { logins } : {}) };
     },
   },
@@ -103,11 +124,16 @@ export function usage(): string {
   const lines = ['Usage: npm run cli -- <command> [options]', '', 'Commands:'];
   for (const [name, c] of Object.entries(COMMANDS)) {
     lines.push(`  ${name}`, `      ${c.summary}`);
-    for (const [o, d] of Object.entries(c.options)) lines.push(`      --${o}${d.type === 'string' ? ' <value>' : ''}${d.required ? ' (required)' : ''}  ${d.help}`);
+    for (const [o, d] of Object.entries(c.options))
+      lines.push(`      --${o}${d.type === 'string' ? ' <value>' : ''}${d.required ? ' (required)' : ''}  ${d.help}`);
   }
-  lines.push('  help', '      Show this text', '',
+  lines.push(
+    '  help',
+    '      Show this text',
+    '',
     'Database: DATABASE_URL when set; else the embedded PostgreSQL in .data/ (DATA_DIR), running or not.',
-    'Output: one JSON object on stdout; errors as JSON on stderr (exit 2: bad arguments, 1: refused or failed).');
+    'Output: one JSON object on stdout; errors as JSON on stderr (exit 2: bad arguments, 1: refused or failed).',
+  );
   return lines.join('\n');
 }
 
@@ -118,7 +144,9 @@ export class UsageError extends Error {}
  * Parses argv (without node and script) into a command and its option values.
  * @throws UsageError naming the unknown command, unknown option, missing value or missing required option
  */
-export function parseCommand(argv: string[]): { name: string; values: Record<string, string | boolean | undefined> } | 'help' {
+export function parseCommand(
+  argv: string[],
+): { name: string; values: Record<string, string | boolean | undefined> } | 'help' {
   const [name, ...rest] = argv;
   if (!name || name === 'help' || name === '--help' || name === '-h') return 'help';
   const cmd = COMMANDS[name];
@@ -126,21 +154,33 @@ export function parseCommand(argv: string[]): { name: string; values: Record<str
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
-      args: rest, strict: true, allowPositionals: false,
+      args: rest,
+      strict: true,
+      allowPositionals: false,
       options: Object.fromEntries(Object.entries(cmd.options).map(([k, o]) => [k, { type: o.type }])),
     }) as { values: Record<string, string | boolean | undefined> });
   } catch (e) {
     const err = e as { code?: string; message: string };
     const opt = /'(--?[^'= <]+)/.exec(err.message)?.[1];
-    const known = Object.keys(cmd.options).map((o) => `--${o}`).join(', ');
-    if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`Unknown option ${opt} for ${name}. Options: ${known}.`);
-    if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw new UsageError(`Option ${opt} of ${name} needs a value (write --option=value when the value starts with a dash).`);
+    const known = Object.keys(cmd.options)
+      .map((o) => `--${o}`)
+      .join(', ');
+    if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION')
+      throw new UsageError(`Unknown option ${opt} for ${name}. Options: ${known}.`);
+    if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
+      throw new UsageError(
+        `Option ${opt} of ${name} needs a value (write --option=value when the value starts with a dash).`,
+      );
     // never echo the argument: it may be part of a password that was not quoted
-    if (err.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError(`${name} takes no positional arguments (quote values that contain spaces). Options: ${known}.`);
+    if (err.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL')
+      throw new UsageError(
+        `${name} takes no positional arguments (quote values that contain spaces). Options: ${known}.`,
+      );
     throw new UsageError(`Bad arguments for ${name}.`);
   }
   for (const [k, o] of Object.entries(cmd.options)) {
-    if (o.required && (values[k] === undefined || values[k] === '')) throw new UsageError(`Missing required option --${k} for ${name}.`);
+    if (o.required && (values[k] === undefined || values[k] === ''))
+      throw new UsageError(`Missing required option --${k} for ${name}.`);
   }
   const problem = cmd.check?.(values);
   if (problem) throw new UsageError(`${name}: ${problem}`);
@@ -164,7 +204,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     if (e instanceof UsageError) return fail('USAGE', `${e.message} Run "npm run cli -- help" for usage.`, 2);
     throw e;
   }
-  if (parsed === 'help') { process.stdout.write(`${usage()}\n`); return 0; }
+  if (parsed === 'help') {
+    process.stdout.write(`${usage()}\n`);
+    return 0;
+  }
 
   const dataDir = path.resolve(ROOT, env.DATA_DIR || '.data');
   let db;
@@ -183,7 +226,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   } catch (e) {
     if (e instanceof AppError) return fail(e.code, e.message, 1, e.errors);
     const pgCode = (e as { code?: string }).code;
-    if (pgCode === '42P01') return fail('SCHEMA_MISSING', 'The database has no schema yet: run the migrations first (npm run release).', 1);
+    if (pgCode === '42P01')
+      return fail('SCHEMA_MISSING', 'The database has no schema yet: run the migrations first (npm run release).', 1);
     if (pgCode === 'ECONNREFUSED' || pgCode === '28P01' || pgCode === '3D000') {
       return fail('DATABASE_UNAVAILABLE', `Cannot use the database (${pgCode}): check DATABASE_URL.`, 1);
     }
@@ -195,7 +239,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).then((code) => process.exit(code), (e) => {
-    process.exit(fail('FAILED', e instanceof Error ? e.message : String(e), 1));
-  });
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e) => {
+      process.exit(fail('FAILED', e instanceof Error ? e.message : String(e), 1));
+    },
+  );
 }

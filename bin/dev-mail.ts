@@ -31,10 +31,20 @@ export const DEMO_OPERATOR_EMAIL = `operator@${DEMO_MAIL_DOMAIN}`;
 export const DEMO_KEY_NAME = 'demo key (npm start)';
 
 /** What startMailDemo returns (bin/dev.ts MailDemo). */
-export interface MailDemo { env: Record<string, string>; banner: string[]; stop(): Promise<void> }
+export interface MailDemo {
+  env: Record<string, string>;
+  banner: string[];
+  stop(): Promise<void>;
+}
 
 /** State kept in `<dataDir>/mail/demo.json` (mode 600): ports and the demo mailboxes' passwords on this demo server. */
-interface DemoState { imapPort: number; lmtpPort: number; smtpPort: number; passwords: Record<string, string>; delivered: boolean }
+interface DemoState {
+  imapPort: number;
+  lmtpPort: number;
+  smtpPort: number;
+  passwords: Record<string, string>;
+  delivered: boolean;
+}
 
 /**
  * Starts the demo mail server and makes sure the demo rows exist (idempotent: a restart reuses
@@ -44,7 +54,11 @@ interface DemoState { imapPort: number; lmtpPort: number; smtpPort: number; pass
  * @returns extra env for the children (none needed), banner lines (ports, logins, the demo key), stop()
  * @throws Error when DATABASE_URL is missing or Dovecot cannot start (with the apt-get command when not root)
  */
-export async function startMailDemo(opts: { dataDir: string; env: Record<string, string>; log: (line: string) => void }): Promise<MailDemo> {
+export async function startMailDemo(opts: {
+  dataDir: string;
+  env: Record<string, string>;
+  log: (line: string) => void;
+}): Promise<MailDemo> {
   const { dataDir, env, log } = opts;
   if (!env.DATABASE_URL) throw new Error('startMailDemo needs DATABASE_URL');
   const dir = path.join(dataDir, 'mail');
@@ -80,7 +94,10 @@ export async function startMailDemo(opts: { dataDir: string; env: Record<string,
     }
     await dc.addUsers(missing);
     if (!state.delivered) {
-      await deliverDemoMessages(dc, mailboxes.map((m) => m.email));
+      await deliverDemoMessages(
+        dc,
+        mailboxes.map((m) => m.email),
+      );
       state.delivered = true;
     }
     await writeState(stateFile, state);
@@ -129,14 +146,25 @@ export async function startMailDemo(opts: { dataDir: string; env: Record<string,
 export async function dovecotDirFor(dataDir: string): Promise<string> {
   const local = path.resolve(dataDir, 'mail', 'dovecot');
   if (!isRoot()) return local;
-  try { await fs.access(path.join(local, 'users')); return local; } catch { /* none in the checkout */ }
+  try {
+    await fs.access(path.join(local, 'users'));
+    return local;
+  } catch {
+    /* none in the checkout */
+  }
   return path.join(await systemStateDir(dataDir), 'dovecot');
 }
 
 async function readState(file: string): Promise<DemoState> {
   try {
     const s = JSON.parse(await fs.readFile(file, 'utf8')) as Partial<DemoState>;
-    return { imapPort: s.imapPort ?? 0, lmtpPort: s.lmtpPort ?? 0, smtpPort: s.smtpPort ?? 0, passwords: s.passwords ?? {}, delivered: !!s.delivered };
+    return {
+      imapPort: s.imapPort ?? 0,
+      lmtpPort: s.lmtpPort ?? 0,
+      smtpPort: s.smtpPort ?? 0,
+      passwords: s.passwords ?? {},
+      delivered: !!s.delivered,
+    };
   } catch {
     return { imapPort: 0, lmtpPort: 0, smtpPort: 0, passwords: {}, delivered: false };
   }
@@ -148,7 +176,14 @@ async function writeState(file: string, s: DemoState): Promise<void> {
 
 /** Delivers the demo e-mails over LMTP (once per data directory). */
 async function deliverDemoMessages(dc: LocalDovecot, mailboxes: string[]): Promise<void> {
-  const lmtp = nodemailer.createTransport({ host: dc.host, port: dc.lmtpPort, lmtp: true, ignoreTLS: true, secure: false, logger: false });
+  const lmtp = nodemailer.createTransport({
+    host: dc.host,
+    port: dc.lmtpPort,
+    lmtp: true,
+    ignoreTLS: true,
+    secure: false,
+    logger: false,
+  });
   try {
     for (const m of demoMessages(DEMO_MAIL_DOMAIN, mailboxes)) {
       await lmtp.sendMail({ ...m, envelope: { from: m.envelopeFrom, to: m.to } });
@@ -159,17 +194,39 @@ async function deliverDemoMessages(dc: LocalDovecot, mailboxes: string[]): Promi
 }
 
 /** Upserts the demo domain, its mailboxes and the demo operator. @returns ids for the key */
-async function ensureDemoRows(knex: Knex, o: { imapPort: number; smtpPort: number; mailboxes: { local: string; name: string; email: string }[] }) {
-  const servers = { imap_host: '127.0.0.1', imap_port: o.imapPort, imap_security: 'none', smtp_host: '127.0.0.1', smtp_port: o.smtpPort, smtp_security: 'none' };
+async function ensureDemoRows(
+  knex: Knex,
+  o: { imapPort: number; smtpPort: number; mailboxes: { local: string; name: string; email: string }[] },
+) {
+  const servers = {
+    imap_host: '127.0.0.1',
+    imap_port: o.imapPort,
+    imap_security: 'none',
+    smtp_host: '127.0.0.1',
+    smtp_port: o.smtpPort,
+    smtp_security: 'none',
+  };
   const [domain] = await knex('mail_domains')
     .insert({ name: DEMO_MAIL_DOMAIN, ...servers, panel_type: null })
-    .onConflict('name').merge({ ...servers, updated_at: knex.fn.now() })
+    .onConflict('name')
+    .merge({ ...servers, updated_at: knex.fn.now() })
     .returning(['id']);
   const domainId = Number(domain.id);
   await knex('mail_mailboxes')
-    .insert(o.mailboxes.map((m) => ({ domain_id: domainId, email: m.email, local_part: m.local, display_name: m.name })))
-    .onConflict('email').ignore();
-  const mailboxIds = (await knex('mail_mailboxes').whereIn('email', o.mailboxes.map((m) => m.email)).orderBy('id').pluck('id')).map(Number);
+    .insert(
+      o.mailboxes.map((m) => ({ domain_id: domainId, email: m.email, local_part: m.local, display_name: m.name })),
+    )
+    .onConflict('email')
+    .ignore();
+  const mailboxIds = (
+    await knex('mail_mailboxes')
+      .whereIn(
+        'email',
+        o.mailboxes.map((m) => m.email),
+      )
+      .orderBy('id')
+      .pluck('id')
+  ).map(Number);
   let operator = await knex('mail_operators').whereRaw('lower(email) = ?', [DEMO_OPERATOR_EMAIL]).first('id');
   if (!operator) {
     [operator] = await knex('mail_operators')
@@ -180,9 +237,21 @@ async function ensureDemoRows(knex: Knex, o: { imapPort: number; smtpPort: numbe
 }
 
 /** Revokes the previous demo key(s) and creates a new one with every scope for the demo mailboxes. @returns the plain key */
-async function freshDemoKey(knex: Knex, r: { domainId: number; mailboxIds: number[]; operatorId: number }): Promise<string> {
-  const old = await knex('mail_api_keys').where({ name: DEMO_KEY_NAME, domain_id: r.domainId }).whereNull('revoked_at').pluck('id');
+async function freshDemoKey(
+  knex: Knex,
+  r: { domainId: number; mailboxIds: number[]; operatorId: number },
+): Promise<string> {
+  const old = await knex('mail_api_keys')
+    .where({ name: DEMO_KEY_NAME, domain_id: r.domainId })
+    .whereNull('revoked_at')
+    .pluck('id');
   for (const id of old) await revokeApiKey(knex, Number(id));
-  const { key } = await createApiKey(knex, { name: DEMO_KEY_NAME, domainId: r.domainId, mailboxIds: r.mailboxIds, scopes: PERMISSION_SETS.full, operatorId: r.operatorId });
+  const { key } = await createApiKey(knex, {
+    name: DEMO_KEY_NAME,
+    domainId: r.domainId,
+    mailboxIds: r.mailboxIds,
+    scopes: PERMISSION_SETS.full,
+    operatorId: r.operatorId,
+  });
   return key;
 }

@@ -40,7 +40,11 @@ export interface MailDemo {
 }
 
 /** Signature of bin/dev-mail.ts's export. */
-export type StartMailDemo = (opts: { dataDir: string; env: Record<string, string>; log: (line: string) => void }) => Promise<MailDemo>;
+export type StartMailDemo = (opts: {
+  dataDir: string;
+  env: Record<string, string>;
+  log: (line: string) => void;
+}) => Promise<MailDemo>;
 
 const color = !!process.stdout.isTTY && !process.env.NO_COLOR;
 const paint = (code: number, s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
@@ -49,7 +53,10 @@ const log = (line: string) => process.stdout.write(`${paint(90, 'dev    |')} ${l
 /** Foreground part: run the supervisor in its own session and forward signals to it. */
 function runForeground(): void {
   const child = spawn(process.execPath, [...process.execArgv, SELF, ...process.argv.slice(2)], {
-    cwd: ROOT, detached: true, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, [SUPERVISOR_FLAG]: '1' },
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, [SUPERVISOR_FLAG]: '1' },
   });
   // A Ctrl-C reaches us more than once (from the terminal and relayed by tsx and npm): forward the
   // first; forward another only when it comes later (the user insists: the supervisor then kills).
@@ -66,7 +73,12 @@ function runForeground(): void {
   const grandparent = parentOf(process.ppid);
   if (grandparent && grandparent > 1) {
     const timer = setInterval(() => {
-      try { process.kill(grandparent, 0); } catch { clearInterval(timer); if (!firstAt) forward('SIGTERM'); }
+      try {
+        process.kill(grandparent, 0);
+      } catch {
+        clearInterval(timer);
+        if (!firstAt) forward('SIGTERM');
+      }
     }, 1000);
     timer.unref();
   }
@@ -74,7 +86,18 @@ function runForeground(): void {
 
 /** Parent pid of a process (Linux /proc), or null when unknown. */
 function parentOf(pid: number): number | null {
-  try { return Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]) || null; } catch { return null; }
+  try {
+    return (
+      Number(
+        fs
+          .readFileSync(`/proc/${pid}/stat`, 'utf8')
+          .replace(/^.*\) /s, '')
+          .split(' ')[1],
+      ) || null
+    );
+  } catch {
+    return null;
+  }
 }
 
 /** Supervisor: everything else. */
@@ -100,14 +123,22 @@ async function runSupervisor(): Promise<void> {
     process.exit(code);
   };
   const onSignal = (sig: NodeJS.Signals) => {
-    if (phase === 'starting') { pending = sig; log(`${sig}: stopping after the current step ...`); }
-    else if (phase === 'running') void shutdown(0, `${sig}: stopping ...`, sig === 'SIGHUP' ? 'SIGTERM' : sig);
-    else { log(`${sig} again: killing the processes`); group?.killAll(); }
+    if (phase === 'starting') {
+      pending = sig;
+      log(`${sig}: stopping after the current step ...`);
+    } else if (phase === 'running') void shutdown(0, `${sig}: stopping ...`, sig === 'SIGHUP' ? 'SIGTERM' : sig);
+    else {
+      log(`${sig} again: killing the processes`);
+      group?.killAll();
+    }
   };
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => onSignal(sig));
   process.on('disconnect', () => onSignal('SIGTERM')); // the foreground part went away
   process.on('exit', () => group?.killAll());
-  const stopIfAsked = () => (pending ? shutdown(0, 'stopping ...', pending === 'SIGHUP' ? 'SIGTERM' : pending).then(() => true) : Promise.resolve(false));
+  const stopIfAsked = () =>
+    pending
+      ? shutdown(0, 'stopping ...', pending === 'SIGHUP' ? 'SIGTERM' : pending).then(() => true)
+      : Promise.resolve(false);
 
   try {
     const config = loadConfig(process.env);
@@ -115,12 +146,17 @@ async function runSupervisor(): Promise<void> {
     const entries = readProcfile(ROOT).filter((e) => e.name !== 'release');
     const runnable = entries.filter((e) => {
       const script = entryScript(e);
-      if (script && !fs.existsSync(path.resolve(ROOT, script))) { log(`skipping ${e.name}: ${script} does not exist yet`); return false; }
+      if (script && !fs.existsSync(path.resolve(ROOT, script))) {
+        log(`skipping ${e.name}: ${script} does not exist yet`);
+        return false;
+      }
       return true;
     });
     const hasMail = runnable.some((e) => e.name === 'mail');
-    if (runnable.some((e) => e.name === 'web') && await portOpen(config.port)) throw new ConfigError(`PORT ${config.port} is already in use: stop what uses it or set PORT`);
-    if (hasMail && await portOpen(config.mailPort)) throw new ConfigError(`MAIL_PORT ${config.mailPort} is already in use: stop what uses it or set MAIL_PORT`);
+    if (runnable.some((e) => e.name === 'web') && (await portOpen(config.port)))
+      throw new ConfigError(`PORT ${config.port} is already in use: stop what uses it or set PORT`);
+    if (hasMail && (await portOpen(config.mailPort)))
+      throw new ConfigError(`MAIL_PORT ${config.mailPort} is already in use: stop what uses it or set MAIL_PORT`);
 
     const appKey = await resolveAppKey(process.env, dataDir);
     if (appKey.source === 'generated') log(`generated APP_KEY into ${path.join(dataDir, 'app.key')}`);
@@ -130,14 +166,21 @@ async function runSupervisor(): Promise<void> {
     const redis = await resolveRedis(process.env, dataDir, { log });
     resources.push(redis);
     if (await stopIfAsked()) return;
-    log(`PostgreSQL: ${db.source === 'env' ? 'DATABASE_URL' : redactUrl(db.url)}; Redis: ${redis.source === 'env' ? 'REDIS_URL' : redis.url}`);
+    log(
+      `PostgreSQL: ${db.source === 'env' ? 'DATABASE_URL' : redactUrl(db.url)}; Redis: ${redis.source === 'env' ? 'REDIS_URL' : redis.url}`,
+    );
 
     const logins = await prepareDatabase(db.url);
     if (await stopIfAsked()) return;
 
     const env: Record<string, string> = {
-      PORT: String(config.port), MAIL_PORT: String(config.mailPort), DATABASE_URL: db.url, REDIS_URL: redis.url,
-      APP_KEY: appKey.value, PUBLIC_BASE_URL: config.publicBaseUrl, MAIL_BASE_URL: config.mailBaseUrl,
+      PORT: String(config.port),
+      MAIL_PORT: String(config.mailPort),
+      DATABASE_URL: db.url,
+      REDIS_URL: redis.url,
+      APP_KEY: appKey.value,
+      PUBLIC_BASE_URL: config.publicBaseUrl,
+      MAIL_BASE_URL: config.mailBaseUrl,
     };
     mailDemo = await startMailDemo(dataDir, env);
     if (await stopIfAsked()) return;
@@ -148,11 +191,24 @@ async function runSupervisor(): Promise<void> {
       void shutdown(1, `${info.name} exited unexpectedly (${info.signal ?? `code ${info.code}`}): stopping everything`);
     });
     phase = 'running';
-    if (pending) { void shutdown(0, 'stopping ...', pending); return; }
-    if (runnable.some((e) => e.name === 'web')) await waitForHttp(`http://127.0.0.1:${config.port}/api/external/v1/health`, () => currentPhase() !== 'running');
+    if (pending) {
+      void shutdown(0, 'stopping ...', pending);
+      return;
+    }
+    if (runnable.some((e) => e.name === 'web'))
+      await waitForHttp(`http://127.0.0.1:${config.port}/api/external/v1/health`, () => currentPhase() !== 'running');
     if (hasMail) await waitForPort(config.mailPort, () => currentPhase() !== 'running');
     if (currentPhase() !== 'running') return;
-    printBanner({ config, hasMail, logins, mailBanner: mailDemo?.banner ?? [], dataDir, db, redis, names: runnable.map((e) => e.name) });
+    printBanner({
+      config,
+      hasMail,
+      logins,
+      mailBanner: mailDemo?.banner ?? [],
+      dataDir,
+      db,
+      redis,
+      names: runnable.map((e) => e.name),
+    });
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     if (currentPhase() === 'stopping') return;
@@ -161,14 +217,21 @@ async function runSupervisor(): Promise<void> {
 }
 
 /** Migrations, then the demo seed when the database has no tenant. @returns the demo logins that exist */
-async function prepareDatabase(url: string): Promise<typeof DEMO_LOGINS[number][]> {
+async function prepareDatabase(url: string): Promise<(typeof DEMO_LOGINS)[number][]> {
   const knex = createKnex(url, { min: 0, max: 2 });
   try {
     const applied = await migrateLatest(knex);
     log(applied.length ? `applied ${applied.length} migration(s)` : 'database schema is up to date');
     const seeded = await seedDemo(knex, { log });
     if (!seeded.seeded) log('database already has tenants: demo seed skipped');
-    const present = new Set((await knex('users').whereIn('email', DEMO_LOGINS.map((l) => l.email)).pluck('email')) as string[]);
+    const present = new Set(
+      (await knex('users')
+        .whereIn(
+          'email',
+          DEMO_LOGINS.map((l) => l.email),
+        )
+        .pluck('email')) as string[],
+    );
     return DEMO_LOGINS.filter((l) => present.has(l.email));
   } finally {
     await knex.destroy();
@@ -180,7 +243,10 @@ async function startMailDemo(dataDir: string, env: Record<string, string>): Prom
   const file = path.join(ROOT, 'bin', 'dev-mail.ts');
   if (process.env.MAIL_DEMO === 'off' || !fs.existsSync(file)) return null;
   const mod = (await import(pathToFileURL(file).href)) as { startMailDemo?: StartMailDemo };
-  if (typeof mod.startMailDemo !== 'function') { log('bin/dev-mail.ts has no startMailDemo export: mail demo skipped'); return null; }
+  if (typeof mod.startMailDemo !== 'function') {
+    log('bin/dev-mail.ts has no startMailDemo export: mail demo skipped');
+    return null;
+  }
   return mod.startMailDemo({ dataDir, env, log });
 }
 
@@ -191,7 +257,9 @@ async function waitForHttp(url: string, cancelled: () => boolean, timeoutMs = 12
     try {
       await fetch(url, { signal: AbortSignal.timeout(2000) });
       return;
-    } catch { /* not up yet */ }
+    } catch {
+      /* not up yet */
+    }
     if (Date.now() > until) throw new Error(`web did not answer ${url} within ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -211,19 +279,29 @@ function redactUrl(url: string): string {
 }
 
 function printBanner(o: {
-  config: ReturnType<typeof loadConfig>; hasMail: boolean; logins: typeof DEMO_LOGINS[number][]; mailBanner: string[];
-  dataDir: string; db: Resolved; redis: Resolved; names: string[];
+  config: ReturnType<typeof loadConfig>;
+  hasMail: boolean;
+  logins: (typeof DEMO_LOGINS)[number][];
+  mailBanner: string[];
+  dataDir: string;
+  db: Resolved;
+  redis: Resolved;
+  names: string[];
 }): void {
   const base = o.config.publicBaseUrl;
   const b = (s: string) => paint(1, s);
   const lines = [
-    '', b(`ISP platform is up (${o.names.join(', ')})`),
+    '',
+    b(`ISP platform is up (${o.names.join(', ')})`),
     `  API base           ${base}/api   (external API: ${base}/api/external/v1)`,
     `  API docs           ${base}/docs`,
     `  OpenAPI            ${base}/openapi.json`,
     `  Queues             ${base}/admin/queues   (log in at ${base}/admin/login as the platform admin)`,
   ];
-  if (o.hasMail) lines.push(`  Mailbox API        ${o.config.mailBaseUrl}/api/v1   (docs ${o.config.mailBaseUrl}/docs, dashboard ${o.config.mailBaseUrl}/login)`);
+  if (o.hasMail)
+    lines.push(
+      `  Mailbox API        ${o.config.mailBaseUrl}/api/v1   (docs ${o.config.mailBaseUrl}/docs, dashboard ${o.config.mailBaseUrl}/login)`,
+    );
   lines.push(...o.mailBanner.map((l) => `  ${l}`));
   if (o.logins.length) {
     lines.push('', b(`Demo logins (password for all: ${DEMO_PASSWORD})`));
@@ -240,7 +318,10 @@ function printBanner(o: {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   if (process.env[SUPERVISOR_FLAG] === '1') {
-    runSupervisor().catch((e) => { log(`launcher failed: ${e instanceof Error ? e.stack : String(e)}`); process.exit(1); });
+    runSupervisor().catch((e) => {
+      log(`launcher failed: ${e instanceof Error ? e.stack : String(e)}`);
+      process.exit(1);
+    });
   } else {
     runForeground();
   }

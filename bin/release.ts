@@ -18,7 +18,10 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code), (err) => {
-  console.error(`release failed: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(`release failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

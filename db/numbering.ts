@@ -61,7 +61,11 @@ export function formatDocumentNumber(prefix: string, n: number, width = 6): stri
  * @throws as nextNumber and formatDocumentNumber
  */
 export async function nextDocumentNumber(
-  trx: Knex.Transaction, tenantId: number, name: string, prefix: string, width = 6,
+  trx: Knex.Transaction,
+  tenantId: number,
+  name: string,
+  prefix: string,
+  width = 6,
 ): Promise<{ n: number; number: string }> {
   const n = await nextNumber(trx, tenantId, name);
   return { n, number: formatDocumentNumber(prefix, n, width) };

@@ -4,14 +4,39 @@ import { runStatement, statement, type RunOptions, type Statement } from './stat
 import { nextNumber } from './numbering.js';
 
 /** Tables whose rows carry tenant_id (DESIGN.md §5). */
-export type TenantTable = 'packages' | 'customers' | 'invoices' | 'tickets' | 'olts' | 'onus' | 'idempotency_keys' | 'tenant_counters'
-  | 'customer_status_counts' | 'customer_search_words' | 'audit_log' | 'auth_tokens';
+export type TenantTable =
+  | 'packages'
+  | 'customers'
+  | 'invoices'
+  | 'tickets'
+  | 'olts'
+  | 'onus'
+  | 'idempotency_keys'
+  | 'tenant_counters'
+  | 'customer_status_counts'
+  | 'customer_search_words'
+  | 'audit_log'
+  | 'auth_tokens';
 
-const TENANT_TABLES: readonly TenantTable[] = ['packages', 'customers', 'invoices', 'tickets', 'olts', 'onus', 'idempotency_keys', 'customer_search_words',
-  'tenant_counters', 'customer_status_counts', 'audit_log', 'auth_tokens'];
+const TENANT_TABLES: readonly TenantTable[] = [
+  'packages',
+  'customers',
+  'invoices',
+  'tickets',
+  'olts',
+  'onus',
+  'idempotency_keys',
+  'customer_search_words',
+  'tenant_counters',
+  'customer_status_counts',
+  'audit_log',
+  'auth_tokens',
+];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */
-export interface TenantStatement extends Statement { readonly tenantBound: true }
+export interface TenantStatement extends Statement {
+  readonly tenantBound: true;
+}
 
 /**
  * Defines a fixed SQL statement for TenantScope.run (db/statement.ts), checked at definition so
@@ -34,11 +59,16 @@ export function tenantStatement(name: string, text: string): TenantStatement {
   for (let grew = true; grew;) {
     grew = false;
     for (const [a, b] of links) {
-      if (pinned.has(a) !== pinned.has(b)) { pinned.add(a); pinned.add(b); grew = true; }
+      if (pinned.has(a) !== pinned.has(b)) {
+        pinned.add(a);
+        pinned.add(b);
+        grew = true;
+      }
     }
   }
   for (const [alias, table] of aliases) {
-    if (!pinned.has(alias)) throw new Error(`SQL statement "${name}": ${table} ${alias} is not confined to the tenant ($1)`);
+    if (!pinned.has(alias))
+      throw new Error(`SQL statement "${name}": ${table} ${alias} is not confined to the tenant ($1)`);
   }
   return Object.freeze({ ...statement(name, text), tenantBound: true as const });
 }
@@ -53,7 +83,10 @@ export class TenantScope {
    * @param knex the process knex (or a transaction)
    * @param tenantId the tenant every query is confined to
    */
-  constructor(readonly knex: Knex | Knex.Transaction, readonly tenantId: number) {}
+  constructor(
+    readonly knex: Knex | Knex.Transaction,
+    readonly tenantId: number,
+  ) {}
 
   /** `knex(table).where(table.tenant_id = tenantId)`; alias as in knex ("customers as c"). */
   table(table: TenantTable, alias?: string): Knex.QueryBuilder {
@@ -64,12 +97,20 @@ export class TenantScope {
   /** Objection query of a tenant-scoped model, filtered by tenant. */
   query<M extends Model>(model: ModelClass<M>, trx?: Knex.Transaction): QueryBuilder<M, M[]> {
     const tableName = (model as unknown as { tableName: string }).tableName;
-    return model.query(trx ?? (this.knex as Knex)).where(`${tableName}.tenant_id`, this.tenantId) as unknown as QueryBuilder<M, M[]>;
+    return model
+      .query(trx ?? (this.knex as Knex))
+      .where(`${tableName}.tenant_id`, this.tenantId) as unknown as QueryBuilder<M, M[]>;
   }
 
   /** Inserts rows into a tenant table with tenant_id forced to this tenant; returns the inserted rows. */
-  async insert<T extends Record<string, unknown>>(table: TenantTable, row: T, trx?: Knex.Transaction): Promise<T & { id: number }> {
-    const [r] = await (trx ?? this.knex)(table).insert({ ...row, tenant_id: this.tenantId }).returning('*');
+  async insert<T extends Record<string, unknown>>(
+    table: TenantTable,
+    row: T,
+    trx?: Knex.Transaction,
+  ): Promise<T & { id: number }> {
+    const [r] = await (trx ?? this.knex)(table)
+      .insert({ ...row, tenant_id: this.tenantId })
+      .returning('*');
     return r;
   }
 
@@ -96,8 +137,8 @@ export class TenantScope {
    */
   async nextNumber(name: string, trx?: Knex.Transaction): Promise<number> {
     if (trx) return nextNumber(trx, this.tenantId, name);
-    if ((this.knex as Knex.Transaction).isTransaction) return nextNumber(this.knex as Knex.Transaction, this.tenantId, name);
+    if ((this.knex as Knex.Transaction).isTransaction)
+      return nextNumber(this.knex as Knex.Transaction, this.tenantId, name);
     return this.knex.transaction((t) => nextNumber(t, this.tenantId, name));
   }
-
 }

@@ -1,13 +1,22 @@
 import type { JobsOptions } from 'bullmq';
 import type { Knex } from 'knex';
 import {
-  addOrUnavailable, DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type JobSchedulerDef, type Queues,
+  addOrUnavailable,
+  DEFAULT_JOB_OPTIONS,
+  safeJobId,
+  type JobLike,
+  type JobSchedulerDef,
+  type Queues,
 } from './queues.js';
 import { jobDeps } from './deps.js';
 import { reportProgress, throwIfAborted } from './platform-scan.js';
 import {
-  DEFAULT_SUBSCRIBER_TIMEOUT_MS, MAX_SUBSCRIBER_TIMEOUT_MS, idempotencyKey, subscribersFor,
-  type OutboxEvent, type Subscriber,
+  DEFAULT_SUBSCRIBER_TIMEOUT_MS,
+  MAX_SUBSCRIBER_TIMEOUT_MS,
+  idempotencyKey,
+  subscribersFor,
+  type OutboxEvent,
+  type Subscriber,
 } from '../api/events/service.js';
 
 /**
@@ -86,7 +95,8 @@ export const scheduler: JobSchedulerDef = {
   id: 'event-dispatch-every-5s',
   repeat: { every: 5_000 },
   template: {
-    name: QUEUE, data: {},
+    name: QUEUE,
+    data: {},
     opts: { attempts: 1, removeOnComplete: defaultOptions.removeOnComplete, removeOnFail: defaultOptions.removeOnFail },
   },
 };
@@ -132,7 +142,10 @@ export async function nudge(queues: Queues, eventId: number, timeoutMs = 2000): 
 
 /** Thrown at the end of a run in which some events failed (the job shows failed in bull-board). */
 export class EventDispatchFailed extends Error {
-  constructor(readonly result: EventDispatchResult, readonly errors: string[]) {
+  constructor(
+    readonly result: EventDispatchResult,
+    readonly errors: string[],
+  ) {
     const text = `${result.failed} event(s) failed and will be retried after their backoff: ${errors.join(' | ')}`;
     super(text.slice(0, 2000));
     this.name = 'EventDispatchFailed';
@@ -148,7 +161,9 @@ export class EventDispatchFailed extends Error {
  * @throws EventDispatchFailed after the run when an event's attempt failed; ScanAborted when aborted
  */
 export async function process(
-  job: JobLike<EventDispatchData>, _token?: string, signal?: AbortSignal,
+  job: JobLike<EventDispatchData>,
+  _token?: string,
+  signal?: AbortSignal,
 ): Promise<EventDispatchResult> {
   const { result, errors } = await dispatchEvents(jobDeps().knex, job, signal);
   if (result.failed) throw new EventDispatchFailed(result, errors);
@@ -156,7 +171,11 @@ export async function process(
 }
 
 /** Outcome of one event's attempt. */
-interface Attempt { delivered: number; status: 'dispatched' | 'failed' | 'interrupted'; error?: string }
+interface Attempt {
+  delivered: number;
+  status: 'dispatched' | 'failed' | 'interrupted';
+  error?: string;
+}
 
 /**
  * The dispatch loop behind process(), returning the failures instead of throwing them (tests and
@@ -165,14 +184,16 @@ interface Attempt { delivered: number; status: 'dispatched' | 'failed' | 'interr
  * @throws ScanAborted when the signal fired; the database error when PostgreSQL fails
  */
 export async function dispatchEvents(
-  knex: Knex, job: JobLike<EventDispatchData>, signal?: AbortSignal,
+  knex: Knex,
+  job: JobLike<EventDispatchData>,
+  signal?: AbortSignal,
 ): Promise<{ result: EventDispatchResult; errors: string[] }> {
   const tenantId = job.data?.tenant_id ?? null;
   const eventId = job.data?.event_id ?? null;
   const filter = { tenantId, eventId };
-  const { rows: [{ total }] } = await knex.raw(
-    `SELECT count(*)::int AS total FROM event_outbox WHERE ${PENDING_SQL}`, pendingBindings(filter),
-  );
+  const {
+    rows: [{ total }],
+  } = await knex.raw(`SELECT count(*)::int AS total FROM event_outbox WHERE ${PENDING_SQL}`, pendingBindings(filter));
   const scope = `${tenantId ? ` in tenant ${tenantId}` : ''}${eventId ? ` (event ${eventId})` : ''}`;
   await job.log(`${total} event(s) pending${scope}`);
   const result: EventDispatchResult = { dispatched: 0, deliveries: 0, failed: 0, purged: 0 };
@@ -199,8 +220,10 @@ export async function dispatchEvents(
     if (eventId) break;
   }
   if (!eventId) result.purged = await purge(knex, tenantId);
-  await job.log(`done: ${result.dispatched} dispatched, ${result.deliveries} delivery(ies), `
-    + `${result.failed} failed, ${result.purged} purged`);
+  await job.log(
+    `done: ${result.dispatched} dispatched, ${result.deliveries} delivery(ies), ` +
+      `${result.failed} failed, ${result.purged} purged`,
+  );
   await job.updateProgress(100);
   return { result, errors };
 }
@@ -224,7 +247,10 @@ export function retryDelayMs(attempts: number): number {
  * timeout) is still counted on the row, outside the transaction, then rethrown.
  */
 async function dispatchNext(
-  knex: Knex, filter: { tenantId: number | null; eventId: number | null }, job: JobLike<unknown>, signal?: AbortSignal,
+  knex: Knex,
+  filter: { tenantId: number | null; eventId: number | null },
+  job: JobLike<unknown>,
+  signal?: AbortSignal,
 ): Promise<Attempt | null> {
   let current: OutboxEvent | null = null;
   try {
@@ -248,7 +274,10 @@ async function dispatchNext(
 }
 
 async function runSubscribers(
-  trx: Knex.Transaction, ev: OutboxEvent, job: JobLike<unknown>, signal?: AbortSignal,
+  trx: Knex.Transaction,
+  ev: OutboxEvent,
+  job: JobLike<unknown>,
+  signal?: AbortSignal,
 ): Promise<Attempt> {
   const done = new Set<string>(await trx('event_deliveries').where({ event_id: ev.id }).pluck('subscriber'));
   const failures: string[] = [];
@@ -268,8 +297,9 @@ async function runSubscribers(
   if (failures.length) {
     const attempts = await recordFailure(trx, ev, failures.join('; '));
     const next = attempts >= MAX_EVENT_ATTEMPTS ? 'given up' : `next attempt in ${retryDelayMs(attempts) / 1000} s`;
-    const error = `event ${ev.id} (${ev.name}, tenant ${ev.tenant_id}): attempt ${attempts} failed (${next}): `
-      + failures.join('; ');
+    const error =
+      `event ${ev.id} (${ev.name}, tenant ${ev.tenant_id}): attempt ${attempts} failed (${next}): ` +
+      failures.join('; ');
     return { delivered, status: 'failed', error };
   }
   await trx('event_outbox').where({ id: ev.id }).update({ dispatched_at: trx.fn.now(), last_error: null });
@@ -279,17 +309,24 @@ async function runSubscribers(
 /** Counts a failed attempt on the row and sets its backoff; returns the new attempts count. */
 async function recordFailure(db: Knex | Knex.Transaction, ev: OutboxEvent, error: string): Promise<number> {
   const attempts = ev.attempts + 1;
-  await db('event_outbox').where({ id: ev.id }).whereNull('dispatched_at').update({
-    attempts: db.raw('attempts + 1'),
-    last_error: error.slice(0, 2000),
-    available_at: db.raw(`now() + ?::int * interval '1 millisecond'`, [retryDelayMs(attempts)]),
-  });
+  await db('event_outbox')
+    .where({ id: ev.id })
+    .whereNull('dispatched_at')
+    .update({
+      attempts: db.raw('attempts + 1'),
+      last_error: error.slice(0, 2000),
+      available_at: db.raw(`now() + ?::int * interval '1 millisecond'`, [retryDelayMs(attempts)]),
+    });
   return attempts;
 }
 
 /** Runs one handle() bounded by the subscriber's timeout; the handler's signal fires on timeout or shutdown. */
 async function runHandler(
-  sub: Subscriber, ev: OutboxEvent, sp: Knex.Transaction, job: JobLike<unknown>, signal?: AbortSignal,
+  sub: Subscriber,
+  ev: OutboxEvent,
+  sp: Knex.Transaction,
+  job: JobLike<unknown>,
+  signal?: AbortSignal,
 ): Promise<void> {
   const timeoutMs = sub.timeoutMs ?? DEFAULT_SUBSCRIBER_TIMEOUT_MS;
   const ctl = new AbortController();
@@ -304,7 +341,9 @@ async function runHandler(
     }, timeoutMs);
   });
   const ctx = {
-    trx: sp, idempotencyKey: idempotencyKey(ev.id, sub.id), signal: ctl.signal,
+    trx: sp,
+    idempotencyKey: idempotencyKey(ev.id, sub.id),
+    signal: ctl.signal,
     log: (line: string) => job.log(`[${sub.id}] event ${ev.id}: ${line}`),
   };
   try {
@@ -324,21 +363,39 @@ async function purge(knex: Knex, tenantId: number | null): Promise<number> {
        UNION ALL
        (SELECT id FROM event_outbox WHERE dispatched_at IS NULL AND attempts >= ?
           AND created_at < now() - ?::int * interval '1 day' AND (?::int IS NULL OR tenant_id = ?::int) LIMIT ?))`,
-    [RETENTION_DAYS, tenantId, tenantId, PURGE_BATCH_SIZE,
-      MAX_EVENT_ATTEMPTS, RETENTION_DAYS, tenantId, tenantId, PURGE_BATCH_SIZE],
+    [
+      RETENTION_DAYS,
+      tenantId,
+      tenantId,
+      PURGE_BATCH_SIZE,
+      MAX_EVENT_ATTEMPTS,
+      RETENTION_DAYS,
+      tenantId,
+      tenantId,
+      PURGE_BATCH_SIZE,
+    ],
   );
   return rowCount ?? 0;
 }
 
 /** An event_outbox row as subscribers receive it. */
 interface OutboxRow {
-  id: number; tenant_id: number; name: string; payload: unknown; created_at: Date; attempts: number;
+  id: number;
+  tenant_id: number;
+  name: string;
+  payload: unknown;
+  created_at: Date;
+  attempts: number;
 }
 
 function toEvent(row: OutboxRow): OutboxEvent {
   return {
-    id: Number(row.id), tenant_id: row.tenant_id, name: row.name, payload: row.payload,
-    created_at: new Date(row.created_at).toISOString(), attempts: row.attempts,
+    id: Number(row.id),
+    tenant_id: row.tenant_id,
+    name: row.name,
+    payload: row.payload,
+    created_at: new Date(row.created_at).toISOString(),
+    attempts: row.attempts,
   } as OutboxEvent;
 }
 

@@ -21,7 +21,9 @@ import { SCAN_BATCH_SIZE, reportProgress, tally, tenantSlugs, throwIfAborted } f
 export const QUEUE = 'invoice-overdue' as const;
 
 /** Job data: ids only (DESIGN.md §3). tenant_id limits a run to one tenant; absent = all tenants. */
-export interface InvoiceOverdueData { tenant_id?: number | null }
+export interface InvoiceOverdueData {
+  tenant_id?: number | null;
+}
 
 /** What the processor returns (shown in bull-board as the job's return value). */
 export interface InvoiceOverdueResult {
@@ -53,7 +55,16 @@ export const defaultOptions: JobsOptions = { ...DEFAULT_JOB_OPTIONS, attempts: 3
 export const scheduler: JobSchedulerDef = {
   id: 'invoice-overdue-hourly',
   repeat: { pattern: '5 * * * *', tz: 'UTC', immediately: true },
-  template: { name: QUEUE, data: {}, opts: { attempts: defaultOptions.attempts, backoff: defaultOptions.backoff, removeOnComplete: defaultOptions.removeOnComplete, removeOnFail: defaultOptions.removeOnFail } },
+  template: {
+    name: QUEUE,
+    data: {},
+    opts: {
+      attempts: defaultOptions.attempts,
+      backoff: defaultOptions.backoff,
+      removeOnComplete: defaultOptions.removeOnComplete,
+      removeOnFail: defaultOptions.removeOnFail,
+    },
+  },
 };
 
 /**
@@ -72,7 +83,9 @@ export function jobId(data: InvoiceOverdueData = {}, at: Date = new Date()): str
  * @throws the queue's error when Redis is unavailable (the API maps it to 503 QUEUE_UNAVAILABLE)
  */
 export async function enqueue(queues: Queues, data: InvoiceOverdueData = {}, opts: JobsOptions = {}): Promise<string> {
-  const job = await queues.get(QUEUE).add(QUEUE, data, { ...defaultOptions, ...opts, jobId: opts.jobId ?? jobId(data) });
+  const job = await queues
+    .get(QUEUE)
+    .add(QUEUE, data, { ...defaultOptions, ...opts, jobId: opts.jobId ?? jobId(data) });
   return job.id!;
 }
 
@@ -84,12 +97,19 @@ export async function enqueue(queues: Queues, data: InvoiceOverdueData = {}, opt
  * @param signal checked between batches; when aborted, throws ScanAborted (the job retries)
  * @returns the summary {changed, as_of, today, tenants, batches}
  */
-export async function process(job: JobLike<InvoiceOverdueData>, _token?: string, signal?: AbortSignal): Promise<InvoiceOverdueResult> {
+export async function process(
+  job: JobLike<InvoiceOverdueData>,
+  _token?: string,
+  signal?: AbortSignal,
+): Promise<InvoiceOverdueResult> {
   return markOverdue(jobDeps().knex, jobClock(), job, signal);
 }
 
 async function markOverdue(
-  knex: Knex, clock: Clock, job: JobLike<InvoiceOverdueData>, signal?: AbortSignal,
+  knex: Knex,
+  clock: Clock,
+  job: JobLike<InvoiceOverdueData>,
+  signal?: AbortSignal,
 ): Promise<InvoiceOverdueResult> {
   const tenantId = job.data?.tenant_id ?? null;
   const asOf = clock.now();
@@ -102,14 +122,19 @@ async function markOverdue(
   }
   // Cross-tenant on purpose (platform job, see the file comment). The constant upper bound (the
   // latest of the dates) lets PostgreSQL range-scan the partial index invoices_overdue_scan.
-  const latest = zones.map(([, d]) => d).sort().at(-1)!;
+  const latest = zones
+    .map(([, d]) => d)
+    .sort()
+    .at(-1)!;
   const pastDue = `FROM invoices i
     JOIN tenants t ON t.id = i.tenant_id
     JOIN (VALUES ${zones.map(() => '(?::text, ?::date)').join(', ')}) AS z(tz, today) ON z.tz = t.timezone
     WHERE i.status = 'unpaid' AND i.due_date < ?::date AND i.due_date < z.today
       AND (?::int IS NULL OR i.tenant_id = ?::int)`;
   const pastDueBindings = [...zones.flat(), latest, tenantId, tenantId];
-  const { rows: [{ total }] } = await knex.raw(`SELECT count(*)::int AS total ${pastDue}`, pastDueBindings);
+  const {
+    rows: [{ total }],
+  } = await knex.raw(`SELECT count(*)::int AS total ${pastDue}`, pastDueBindings);
   const zoneList = zones.map(([tz, d]) => `${d} in ${tz}`).join(', ');
   const scope = tenantId ? ` in tenant ${tenantId}` : '';
   await job.log(`as of ${asOf.toISOString()} (today ${zoneList}): ${total} unpaid invoice(s) past due${scope}`);
@@ -147,10 +172,17 @@ async function markOverdue(
  * @returns IANA zone -> YYYY-MM-DD
  */
 async function todayPerZone(
-  knex: Knex, asOf: Date, tenantId: number | null, job: JobLike<unknown>,
+  knex: Knex,
+  asOf: Date,
+  tenantId: number | null,
+  job: JobLike<unknown>,
 ): Promise<Record<string, string>> {
-  const rows: { timezone: string }[] = await knex('tenants').distinct('timezone').orderBy('timezone')
-    .modify((q) => { if (tenantId !== null) q.where({ id: tenantId }); });
+  const rows: { timezone: string }[] = await knex('tenants')
+    .distinct('timezone')
+    .orderBy('timezone')
+    .modify((q) => {
+      if (tenantId !== null) q.where({ id: tenantId });
+    });
   const today: Record<string, string> = {};
   for (const { timezone } of rows) {
     if (isValidTimeZone(timezone)) today[timezone] = dateIn(timezone, asOf);

@@ -3,7 +3,16 @@ import type { Knex } from 'knex';
 import { open } from '../lib/crypto.js';
 import { addOrUnavailable, DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type Queues } from './queues.js';
 import { jobDeps } from './deps.js';
-import { createMailPanel, defaultPanelPort, PanelError, redactSecrets, type MailPanel, type MailPanelConfig, type PanelFailureKind, type PanelType } from './adapters/mail-panel/index.js';
+import {
+  createMailPanel,
+  defaultPanelPort,
+  PanelError,
+  redactSecrets,
+  type MailPanel,
+  type MailPanelConfig,
+  type PanelFailureKind,
+  type PanelType,
+} from './adapters/mail-panel/index.js';
 
 /**
  * Job `mailbox-create` (issue 3 item 2 "Create mailbox", DESIGN.md §3): creates a mailbox in the
@@ -55,7 +64,11 @@ export interface MailboxCreateResult {
 export type MailboxCreateErrorCode = PanelFailureKind | 'no_panel' | 'secret_expired' | 'secret_unreadable';
 
 /** Default options: 5 attempts, exponential backoff from 2 s (2+4+8+16 s, well inside the 15 min secret). */
-export const defaultOptions: JobsOptions = { ...DEFAULT_JOB_OPTIONS, attempts: 5, backoff: { type: 'exponential', delay: 2000 } };
+export const defaultOptions: JobsOptions = {
+  ...DEFAULT_JOB_OPTIONS,
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 2000 },
+};
 
 /** Fixed job id of a request: `mailbox-create-<request id>` (dedupes enqueues). */
 export function jobId(requestId: number | string): string {
@@ -78,9 +91,17 @@ export function secretAad(secretId: string): string {
  * @returns the BullMQ Job (the API waits on it)
  * @throws the queue's error when Redis is unavailable (the API answers 503 queue_unavailable)
  */
-export async function enqueue(queues: Queues, data: MailboxCreateData, opts: JobsOptions = {}): Promise<Job<MailboxCreateData>> {
+export async function enqueue(
+  queues: Queues,
+  data: MailboxCreateData,
+  opts: JobsOptions = {},
+): Promise<Job<MailboxCreateData>> {
   const clean: MailboxCreateData = { request_id: data.request_id, secret_id: data.secret_id };
-  return addOrUnavailable(queues.get(QUEUE), QUEUE, clean, { ...defaultOptions, ...opts, jobId: jobId(data.request_id) });
+  return addOrUnavailable(queues.get(QUEUE), QUEUE, clean, {
+    ...defaultOptions,
+    ...opts,
+    jobId: jobId(data.request_id),
+  });
 }
 
 /**
@@ -108,15 +129,27 @@ export interface MailboxCreateJob extends JobLike<MailboxCreateData> {
   moveToDelayed?(timestamp: number, token?: string): Promise<void>;
 }
 
-async function markFailed(knex: Knex, data: MailboxCreateData, code: MailboxCreateErrorCode, message: string): Promise<void> {
+async function markFailed(
+  knex: Knex,
+  data: MailboxCreateData,
+  code: MailboxCreateErrorCode,
+  message: string,
+): Promise<void> {
   await knex.transaction(async (trx) => {
-    await trx('mail_mailbox_requests').where({ id: data.request_id, status: 'pending' })
+    await trx('mail_mailbox_requests')
+      .where({ id: data.request_id, status: 'pending' })
       .update({ status: 'failed', error_code: code, error: message.slice(0, 500), updated_at: trx.fn.now() });
     await trx('mail_sealed_secrets').where({ id: data.secret_id }).del();
   });
 }
 
-async function giveUp(knex: Knex, job: MailboxCreateJob, code: MailboxCreateErrorCode, message: string, cause?: unknown): Promise<never> {
+async function giveUp(
+  knex: Knex,
+  job: MailboxCreateJob,
+  code: MailboxCreateErrorCode,
+  message: string,
+  cause?: unknown,
+): Promise<never> {
   await markFailed(knex, job.data, code, message);
   await job.log(`failed (${code}): ${message}`);
   const err = new UnrecoverableError(`${code}: ${message}`);
@@ -137,7 +170,11 @@ function isLastAttempt(job: MailboxCreateJob): boolean {
  * @throws UnrecoverableError (permanent failure; request marked failed, sealed row deleted),
  *   DelayedError (rate limited, moved to delayed), Error (transient; retried)
  */
-export async function process(job: MailboxCreateJob, token?: string, signal?: AbortSignal): Promise<MailboxCreateResult> {
+export async function process(
+  job: MailboxCreateJob,
+  token?: string,
+  signal?: AbortSignal,
+): Promise<MailboxCreateResult> {
   const { knex, logger, appKey } = jobDeps();
   const data = job.data;
   const secrets: string[] = [];
@@ -152,16 +189,34 @@ export async function process(job: MailboxCreateJob, token?: string, signal?: Ab
   if (req.status !== 'pending') {
     await knex('mail_sealed_secrets').where({ id: data.secret_id }).del();
     await job.log(`request already ${req.status}; nothing to do`);
-    return { status: req.status === 'created' ? 'already_created' : 'already_failed', request_id: req.id, mailbox_id: req.mailbox_id ?? null };
+    return {
+      status: req.status === 'created' ? 'already_created' : 'already_failed',
+      request_id: req.id,
+      mailbox_id: req.mailbox_id ?? null,
+    };
   }
   const domain = await knex('mail_domains').where({ id: req.domain_id }).first();
   const email = `${req.local_part}@${domain.name}`;
   await job.updateProgress(10);
   if (!domain.panel_type) return giveUp(knex, job, 'no_panel', 'domain has no mail panel');
 
-  const secret = await knex('mail_sealed_secrets').where({ id: data.secret_id, purpose: SECRET_PURPOSE }).first('ciphertext', knex.raw('expires_at <= now() AS expired'));
-  if (!secret || secret.expired) return giveUp(knex, job, 'secret_expired', 'the sealed initial password is missing or expired; send the request again');
-  if (!appKey) return giveUp(knex, job, 'secret_unreadable', 'the worker has no APP_KEY to open the sealed initial password (startWorkers appKey)');
+  const secret = await knex('mail_sealed_secrets')
+    .where({ id: data.secret_id, purpose: SECRET_PURPOSE })
+    .first('ciphertext', knex.raw('expires_at <= now() AS expired'));
+  if (!secret || secret.expired)
+    return giveUp(
+      knex,
+      job,
+      'secret_expired',
+      'the sealed initial password is missing or expired; send the request again',
+    );
+  if (!appKey)
+    return giveUp(
+      knex,
+      job,
+      'secret_unreadable',
+      'the worker has no APP_KEY to open the sealed initial password (startWorkers appKey)',
+    );
   let password: string;
   try {
     password = open(appKey, secret.ciphertext, secretAad(data.secret_id));
@@ -173,26 +228,41 @@ export async function process(job: MailboxCreateJob, token?: string, signal?: Ab
   try {
     let panelPassword: string | null = null;
     if (domain.panel_password_enc) {
-      try { panelPassword = open(appKey, domain.panel_password_enc, 'mail_domains.panel_password'); } catch {
+      try {
+        panelPassword = open(appKey, domain.panel_password_enc, 'mail_domains.panel_password');
+      } catch {
         return await giveUp(knex, job, 'permanent', 'the stored panel password cannot be opened (APP_KEY changed?)');
       }
       secrets.push(panelPassword);
     }
     const type = domain.panel_type as PanelType;
     const cfg: MailPanelConfig = {
-      type, host: domain.panel_host, port: domain.panel_port ?? defaultPanelPort(type, domain.panel_ssl), user: domain.panel_user,
-      password: panelPassword, ssh_key_path: domain.panel_ssh_key_path, ssl: domain.panel_ssl,
+      type,
+      host: domain.panel_host,
+      port: domain.panel_port ?? defaultPanelPort(type, domain.panel_ssl),
+      user: domain.panel_user,
+      password: panelPassword,
+      ssh_key_path: domain.panel_ssh_key_path,
+      ssl: domain.panel_ssl,
     };
     const panel = (settings.panelFactory ?? createMailPanel)(cfg);
     await job.updateProgress(30);
     await job.log(`creating ${email} on the ${type} panel ${domain.panel_host}`);
     try {
-      await panel.createMailbox({ domain: domain.name, local_part: req.local_part, password, real_name: req.real_name, quota: req.quota }, signal);
+      await panel.createMailbox(
+        { domain: domain.name, local_part: req.local_part, password, real_name: req.real_name, quota: req.quota },
+        signal,
+      );
     } catch (e) {
       if (!(e instanceof PanelError)) throw e;
       if (e.kind === 'exists' && job.attemptsMade > 0) {
         await job.log(`${email} already exists after an earlier attempt: treated as created`);
-      } else if (e.kind === 'rate_limited' && job.moveToDelayed && token && (job.attemptsStarted ?? 0) <= MAX_RATE_LIMIT_DELAYS) {
+      } else if (
+        e.kind === 'rate_limited' &&
+        job.moveToDelayed &&
+        token &&
+        (job.attemptsStarted ?? 0) <= MAX_RATE_LIMIT_DELAYS
+      ) {
         const wait = e.retryAfterMs ?? DEFAULT_RATE_LIMIT_DELAY_MS;
         await job.log(`panel rate limit: retrying in ${Math.round(wait / 1000)} s`);
         await job.moveToDelayed(Date.now() + wait, token);
@@ -209,16 +279,28 @@ export async function process(job: MailboxCreateJob, token?: string, signal?: Ab
       await markFailed(knex, data, kind, message);
       await job.log(`failed on the last attempt (${kind}): ${message}`);
     } else await job.log(`attempt failed (${kind}), will retry: ${message}`);
-    logger?.warn({ queue: QUEUE, job_id: job.id, request_id: data.request_id, kind, err: message }, 'mailbox-create attempt failed');
+    logger?.warn(
+      { queue: QUEUE, job_id: job.id, request_id: data.request_id, kind, err: message },
+      'mailbox-create attempt failed',
+    );
     throw new Error(`${kind}: ${message}`);
   }
 
   await job.updateProgress(80);
   const mailboxId = await knex.transaction(async (trx) => {
-    await trx('mail_mailboxes').insert({ domain_id: domain.id, email: email.toLowerCase(), local_part: req.local_part.toLowerCase(), display_name: req.real_name ?? null })
-      .onConflict('email').ignore();
+    await trx('mail_mailboxes')
+      .insert({
+        domain_id: domain.id,
+        email: email.toLowerCase(),
+        local_part: req.local_part.toLowerCase(),
+        display_name: req.real_name ?? null,
+      })
+      .onConflict('email')
+      .ignore();
     const row = await trx('mail_mailboxes').where({ email: email.toLowerCase() }).first('id');
-    await trx('mail_mailbox_requests').where({ id: req.id }).update({ status: 'created', mailbox_id: row.id, error: null, error_code: null, updated_at: trx.fn.now() });
+    await trx('mail_mailbox_requests')
+      .where({ id: req.id })
+      .update({ status: 'created', mailbox_id: row.id, error: null, error_code: null, updated_at: trx.fn.now() });
     await trx('mail_sealed_secrets').where({ id: data.secret_id }).del();
     return row.id as number;
   });

@@ -1,4 +1,12 @@
-import { Queue, type ConnectionOptions, type DefaultJobOptions, type Job, type JobSchedulerTemplateOptions, type JobsOptions, type RepeatOptions } from 'bullmq';
+import {
+  Queue,
+  type ConnectionOptions,
+  type DefaultJobOptions,
+  type Job,
+  type JobSchedulerTemplateOptions,
+  type JobsOptions,
+  type RepeatOptions,
+} from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 
 /**
@@ -44,7 +52,9 @@ export function createQueues(redisUrl: string, opts: { prefix?: string; offlineQ
   const connection = (): ConnectionOptions => {
     if (!conn) {
       conn = new Redis(redisUrl, producerRedisOptions(opts.offlineQueue ?? false));
-      conn.on('error', () => { /* reported by the failing call */ });
+      conn.on('error', () => {
+        /* reported by the failing call */
+      });
     }
     return conn;
   };
@@ -54,12 +64,14 @@ export function createQueues(redisUrl: string, opts: { prefix?: string; offlineQ
       let q = queues.get(name);
       if (!q) {
         q = new Queue(name, { connection: connection(), prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
-        q.on('error', () => { /* surfaced to the caller of add() */ });
+        q.on('error', () => {
+          /* surfaced to the caller of add() */
+        });
         queues.set(name, q);
       }
       return q;
     },
-    all: () => QUEUE_NAMES.map((n) => (queues.get(n) ?? null)).filter((q): q is Queue => q !== null),
+    all: () => QUEUE_NAMES.map((n) => queues.get(n) ?? null).filter((q): q is Queue => q !== null),
     async close() {
       await Promise.all([...queues.values()].map((q) => q.close()));
       if (conn) await conn.quit().catch(() => conn?.disconnect());
@@ -74,7 +86,10 @@ export function createQueues(redisUrl: string, opts: { prefix?: string; offlineQ
  */
 export class QueueUnavailableError extends Error {
   /** @param queue the queue name; @param cause the failed or timed-out add */
-  constructor(readonly queue: string, cause?: unknown) {
+  constructor(
+    readonly queue: string,
+    cause?: unknown,
+  ) {
     super(`The job queue ${queue} is unavailable.`, { cause });
     this.name = 'QueueUnavailableError';
   }
@@ -100,12 +115,23 @@ export const ENQUEUE_TIMEOUT_MS = 2000;
  * @throws QueueUnavailableError (503 QUEUE_UNAVAILABLE over HTTP, the cause kept) when the add fails or does not
  *   finish within timeoutMs
  */
-export async function addOrUnavailable<D>(queue: Queue, name: string, data: D, opts: JobsOptions = {}, timeoutMs = ENQUEUE_TIMEOUT_MS): Promise<Job<D>> {
+export async function addOrUnavailable<D>(
+  queue: Queue,
+  name: string,
+  data: D,
+  opts: JobsOptions = {},
+  timeoutMs = ENQUEUE_TIMEOUT_MS,
+): Promise<Job<D>> {
   let timer: NodeJS.Timeout | undefined;
-  const adding = (queue.add(name, data as never, opts) as Promise<Job<D>>);
-  adding.catch(() => { /* a late failure of an abandoned add has nobody to report to */ });
+  const adding = queue.add(name, data as never, opts) as Promise<Job<D>>;
+  adding.catch(() => {
+    /* a late failure of an abandoned add has nobody to report to */
+  });
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`queue ${queue.name}: Redis did not take the job within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(
+      () => reject(new Error(`queue ${queue.name}: Redis did not take the job within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
   });
   try {
     return await Promise.race([adding, timeout]);

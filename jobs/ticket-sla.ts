@@ -25,7 +25,9 @@ import { dueDates, type Priority } from '../api/tickets/sla.js';
 export const QUEUE = 'ticket-sla' as const;
 
 /** Job data: ids only (DESIGN.md §3). tenant_id limits a run to one tenant; absent = all tenants. */
-export interface TicketSlaData { tenant_id?: number | null }
+export interface TicketSlaData {
+  tenant_id?: number | null;
+}
 
 /** What the processor returns (shown in bull-board as the job's return value). */
 export interface TicketSlaResult {
@@ -48,7 +50,16 @@ export const defaultOptions: JobsOptions = { ...DEFAULT_JOB_OPTIONS, attempts: 2
 export const scheduler: JobSchedulerDef = {
   id: 'ticket-sla-every-minute',
   repeat: { every: 60_000 },
-  template: { name: QUEUE, data: {}, opts: { attempts: defaultOptions.attempts, backoff: defaultOptions.backoff, removeOnComplete: defaultOptions.removeOnComplete, removeOnFail: defaultOptions.removeOnFail } },
+  template: {
+    name: QUEUE,
+    data: {},
+    opts: {
+      attempts: defaultOptions.attempts,
+      backoff: defaultOptions.backoff,
+      removeOnComplete: defaultOptions.removeOnComplete,
+      removeOnFail: defaultOptions.removeOnFail,
+    },
+  },
 };
 
 /**
@@ -66,7 +77,9 @@ export function jobId(data: TicketSlaData = {}, at: Date = new Date()): string {
  * @throws the queue's error when Redis is unavailable (the API maps it to 503 QUEUE_UNAVAILABLE)
  */
 export async function enqueue(queues: Queues, data: TicketSlaData = {}, opts: JobsOptions = {}): Promise<string> {
-  const job = await queues.get(QUEUE).add(QUEUE, data, { ...defaultOptions, ...opts, jobId: opts.jobId ?? jobId(data) });
+  const job = await queues
+    .get(QUEUE)
+    .add(QUEUE, data, { ...defaultOptions, ...opts, jobId: opts.jobId ?? jobId(data) });
   return job.id!;
 }
 
@@ -77,7 +90,11 @@ export async function enqueue(queues: Queues, data: TicketSlaData = {}, opts: Jo
  * @param signal checked between batches; when aborted, throws ScanAborted (the job retries)
  * @returns the summary {changed, due_dates_set, breached, as_of, tenants}
  */
-export async function process(job: JobLike<TicketSlaData>, _token?: string, signal?: AbortSignal): Promise<TicketSlaResult> {
+export async function process(
+  job: JobLike<TicketSlaData>,
+  _token?: string,
+  signal?: AbortSignal,
+): Promise<TicketSlaResult> {
   return scan(jobDeps().knex, jobClock(), job, signal);
 }
 
@@ -87,22 +104,31 @@ const BREACHED = `(resolution_due_at < ? OR (response_due_at < ? AND (responded_
 const TENANT = `(?::int IS NULL OR tenant_id = ?::int)`;
 
 async function scan(
-  knex: Knex, clock: Clock, job: JobLike<TicketSlaData>, signal?: AbortSignal,
+  knex: Knex,
+  clock: Clock,
+  job: JobLike<TicketSlaData>,
+  signal?: AbortSignal,
 ): Promise<TicketSlaResult> {
   const tenantId = job.data?.tenant_id ?? null;
   const asOf = clock.now();
   // Cross-tenant on purpose (platform job, see the file comment).
-  const { rows: [counts] } = await knex.raw(
+  const {
+    rows: [counts],
+  } = await knex.raw(
     `SELECT count(*) FILTER (WHERE ${MISSING_DUE})::int AS missing,
             count(*) FILTER (WHERE NOT sla_breached AND ${BREACHED})::int AS breaching
      FROM tickets WHERE ${ACTIVE} AND ${TENANT}`,
     [asOf, asOf, tenantId, tenantId],
   );
   const total = counts.missing + counts.breaching;
-  await job.log(`as of ${asOf.toISOString()}: ${counts.missing} active ticket(s) without due dates, ${counts.breaching} past due and not flagged`);
+  await job.log(
+    `as of ${asOf.toISOString()}: ${counts.missing} active ticket(s) without due dates, ${counts.breaching} past due and not flagged`,
+  );
 
   const perTenant: TicketSlaResult['tenants'] = {};
-  const bump = (tid: number, key: 'due_dates_set' | 'breached') => { (perTenant[String(tid)] ??= { due_dates_set: 0, breached: 0 })[key] += 1; };
+  const bump = (tid: number, key: 'due_dates_set' | 'breached') => {
+    (perTenant[String(tid)] ??= { due_dates_set: 0, breached: 0 })[key] += 1;
+  };
   const changedIds = new Set<number>();
   const settingsCache = new Map<number, Record<string, unknown>>();
   let done = 0;
@@ -119,7 +145,11 @@ async function scan(
       );
       const batch = rows as { id: number; tenant_id: number; priority: Priority; created_at: Date }[];
       if (!batch.length) return batch;
-      await loadSettings(trx, settingsCache, batch.map((r) => r.tenant_id));
+      await loadSettings(
+        trx,
+        settingsCache,
+        batch.map((r) => r.tenant_id),
+      );
       const values: Knex.RawBinding[] = [];
       for (const r of batch) {
         const d = dueDates(settingsCache.get(r.tenant_id) ?? {}, r.priority, new Date(r.created_at));
@@ -133,7 +163,10 @@ async function scan(
       );
       return batch;
     });
-    for (const r of filled) { bump(r.tenant_id, 'due_dates_set'); changedIds.add(r.id); }
+    for (const r of filled) {
+      bump(r.tenant_id, 'due_dates_set');
+      changedIds.add(r.id);
+    }
     done += filled.length;
     await reportProgress(job, done, total);
     if (filled.length < SCAN_BATCH_SIZE) break;
@@ -151,7 +184,10 @@ async function scan(
        RETURNING t.id, t.tenant_id`,
       [asOf, asOf, tenantId, tenantId, SCAN_BATCH_SIZE],
     );
-    for (const r of rows as { id: number; tenant_id: number }[]) { bump(r.tenant_id, 'breached'); changedIds.add(r.id); }
+    for (const r of rows as { id: number; tenant_id: number }[]) {
+      bump(r.tenant_id, 'breached');
+      changedIds.add(r.id);
+    }
     done += rows.length;
     await reportProgress(job, done, total);
     if (rows.length < SCAN_BATCH_SIZE) break;
@@ -162,20 +198,34 @@ async function scan(
   for (const [id, c] of Object.entries(perTenant)) {
     tally(sum, 'due_dates_set', c.due_dates_set);
     tally(sum, 'breached', c.breached);
-    await job.log(`tenant ${id} (${slugs.get(Number(id)) ?? '?'}): ${c.due_dates_set} ticket(s) got due dates, ${c.breached} flagged sla_breached`);
+    await job.log(
+      `tenant ${id} (${slugs.get(Number(id)) ?? '?'}): ${c.due_dates_set} ticket(s) got due dates, ${c.breached} flagged sla_breached`,
+    );
   }
   const result: TicketSlaResult = {
-    changed: changedIds.size, due_dates_set: sum.due_dates_set ?? 0, breached: sum.breached ?? 0, as_of: asOf.toISOString(), tenants: perTenant,
+    changed: changedIds.size,
+    due_dates_set: sum.due_dates_set ?? 0,
+    breached: sum.breached ?? 0,
+    as_of: asOf.toISOString(),
+    tenants: perTenant,
   };
-  await job.log(`done: ${result.changed} ticket(s) changed (${result.due_dates_set} due dates set, ${result.breached} breached)`);
+  await job.log(
+    `done: ${result.changed} ticket(s) changed (${result.due_dates_set} due dates set, ${result.breached} breached)`,
+  );
   await job.updateProgress(100);
   return result;
 }
 
 /** Loads tenants.settings for the ids not yet in the cache (a platform job: any tenant). */
-async function loadSettings(trx: Knex.Transaction, cache: Map<number, Record<string, unknown>>, ids: number[]): Promise<void> {
+async function loadSettings(
+  trx: Knex.Transaction,
+  cache: Map<number, Record<string, unknown>>,
+  ids: number[],
+): Promise<void> {
   const missing = [...new Set(ids)].filter((id) => !cache.has(id));
   if (!missing.length) return;
-  const rows: { id: number; settings: Record<string, unknown> | null }[] = await trx('tenants').whereIn('id', missing).select('id', 'settings');
+  const rows: { id: number; settings: Record<string, unknown> | null }[] = await trx('tenants')
+    .whereIn('id', missing)
+    .select('id', 'settings');
   for (const r of rows) cache.set(r.id, r.settings ?? {});
 }

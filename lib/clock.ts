@@ -89,8 +89,14 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   let f = formatters.get(timeZone);
   if (!f) {
     f = new Intl.DateTimeFormat('en-US', {
-      timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit',
-      hour: '2-digit', minute: '2-digit', second: '2-digit',
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
     });
     formatters.set(timeZone, f);
   }
@@ -126,8 +132,12 @@ function wallFields(timeZone: string, ms: number) {
   const parts = formatter(assertTimeZone(timeZone)).formatToParts(new Date(ms));
   const get = (type: Intl.DateTimeFormatPartTypes) => Number(parts.find((p) => p.type === type)!.value);
   return {
-    year: get('year'), month: get('month'), day: get('day'),
-    hour: get('hour'), minute: get('minute'), second: get('second'),
+    year: get('year'),
+    month: get('month'),
+    day: get('day'),
+    hour: get('hour'),
+    minute: get('minute'),
+    second: get('second'),
   };
 }
 
@@ -183,7 +193,12 @@ function parseDate(date: string): number {
  */
 export function isDateString(date: unknown): date is string {
   if (typeof date !== 'string') return false;
-  try { parseDate(date); return true; } catch { return false; }
+  try {
+    parseDate(date);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

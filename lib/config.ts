@@ -51,7 +51,8 @@ function port(env: NodeJS.ProcessEnv, name: string, def: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`${name} must be a TCP port (0-65535), got "${raw}"`);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new ConfigError(`${name} must be a TCP port (0-65535), got "${raw}"`);
   return n;
 }
 
@@ -75,8 +76,13 @@ function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string 
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   let u: URL;
-  try { u = new URL(raw); } catch { throw new ConfigError(`${name} must be a URL (${protocols.join(' or ')})`); }
-  if (!protocols.includes(u.protocol)) throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${u.protocol}`);
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL (${protocols.join(' or ')})`);
+  }
+  if (!protocols.includes(u.protocol))
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${u.protocol}`);
   return raw;
 }
 
@@ -110,7 +116,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     appKey: env.APP_KEY ? parseAppKey(env.APP_KEY) : undefined,
-    workerQueues: (env.WORKER_QUEUES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    workerQueues: (env.WORKER_QUEUES ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     logLevel,
     externalRateLimit: positiveInt(env, 'EXTERNAL_RATE_LIMIT', 600),
     mailRateLimit: positiveInt(env, 'MAIL_RATE_LIMIT', 120),
@@ -127,9 +136,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  * started by the Procfile need them; bin/dev.ts sets them for the embedded default).
  * @throws ConfigError naming the missing variable
  */
-export function loadServerConfig(env: NodeJS.ProcessEnv = process.env): Required<Pick<Config, 'databaseUrl' | 'redisUrl' | 'appKey'>> & Config {
+export function loadServerConfig(
+  env: NodeJS.ProcessEnv = process.env,
+): Required<Pick<Config, 'databaseUrl' | 'redisUrl' | 'appKey'>> & Config {
   const c = loadConfig(env);
-  for (const [k, v] of [['DATABASE_URL', c.databaseUrl], ['REDIS_URL', c.redisUrl], ['APP_KEY', c.appKey]] as const) {
+  for (const [k, v] of [
+    ['DATABASE_URL', c.databaseUrl],
+    ['REDIS_URL', c.redisUrl],
+    ['APP_KEY', c.appKey],
+  ] as const) {
     if (!v) throw new ConfigError(`${k} is required`);
   }
   return c as Required<Pick<Config, 'databaseUrl' | 'redisUrl' | 'appKey'>> & Config;

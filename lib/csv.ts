@@ -50,8 +50,11 @@ export interface CsvOptions {
  * @param rows the records, sync or async iterable (e.g. an async generator over a query cursor)
  * @returns a Readable of UTF-8 CSV bytes, for `ctx.body`
  */
-export function csvStream<T>(columns: readonly CsvColumn<T>[], rows: Iterable<T> | AsyncIterable<T>,
-  opts: CsvOptions = {}): Readable {
+export function csvStream<T>(
+  columns: readonly CsvColumn<T>[],
+  rows: Iterable<T> | AsyncIterable<T>,
+  opts: CsvOptions = {},
+): Readable {
   const pick = columns.map((c) => {
     const v = c.value;
     return typeof v === 'function' ? v : (row: T) => row[v] as CsvCell;

@@ -4,10 +4,25 @@ import { pino, type Logger, type DestinationStream } from 'pino';
  * Paths pino censors in every log line: credentials never reach the logs (DESIGN.md §3).
  */
 export const REDACT_PATHS = [
-  'password', '*.password', 'token', '*.token', 'authorization', '*.authorization',
-  'headers.authorization', 'req.headers.authorization', 'req.headers["x-mailbox-password"]',
-  'mailbox_password', '*.mailbox_password', 'api_key', '*.api_key', 'secret', '*.secret',
-  'confirm_phrase', 'cookie', '*.cookie', 'req.headers.cookie',
+  'password',
+  '*.password',
+  'token',
+  '*.token',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  'req.headers.authorization',
+  'req.headers["x-mailbox-password"]',
+  'mailbox_password',
+  '*.mailbox_password',
+  'api_key',
+  '*.api_key',
+  'secret',
+  '*.secret',
+  'confirm_phrase',
+  'cookie',
+  '*.cookie',
+  'req.headers.cookie',
 ];
 
 /**

@@ -3,7 +3,11 @@ import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 /** Login throttling settings: failures allowed per IP + e-mail within the window (seconds). */
-export interface LoginThrottleOptions { points: number; durationSeconds: number; keyPrefix?: string }
+export interface LoginThrottleOptions {
+  points: number;
+  durationSeconds: number;
+  keyPrefix?: string;
+}
 
 /**
  * Login throttling shared by every sign-in of the platform (POST /api/auth/login, the bull-board
@@ -21,12 +25,23 @@ export class LoginThrottle {
    * @param redis connection for the counters
    * @param opts points (failures per IP + e-mail per window), durationSeconds, keyPrefix
    */
-  constructor(redis: Redis, readonly opts: LoginThrottleOptions) {
+  constructor(
+    redis: Redis,
+    readonly opts: LoginThrottleOptions,
+  ) {
     const prefix = opts.keyPrefix ?? 'rl:login';
-    const mk = (points: number, p: string) => new RateLimiterRedis({
-      storeClient: redis, points, duration: opts.durationSeconds, keyPrefix: `${prefix}:${p}`,
-      insuranceLimiter: new RateLimiterMemory({ points, duration: opts.durationSeconds, keyPrefix: `${prefix}:${p}:mem` }),
-    });
+    const mk = (points: number, p: string) =>
+      new RateLimiterRedis({
+        storeClient: redis,
+        points,
+        duration: opts.durationSeconds,
+        keyPrefix: `${prefix}:${p}`,
+        insuranceLimiter: new RateLimiterMemory({
+          points,
+          duration: opts.durationSeconds,
+          keyPrefix: `${prefix}:${p}:mem`,
+        }),
+      });
     this.byPair = mk(opts.points, 'pair');
     this.byIp = mk(opts.points * 20, 'ip');
   }
@@ -46,8 +61,13 @@ export class LoginThrottle {
 
   /** Counts a failed attempt. */
   async failed(ip: string, email: string): Promise<void> {
-    const swallow = (e: unknown) => { if (!(e instanceof RateLimiterRes)) throw e; };
-    await Promise.all([this.byPair.consume(LoginThrottle.pair(ip, email)).catch(swallow), this.byIp.consume(ip).catch(swallow)]);
+    const swallow = (e: unknown) => {
+      if (!(e instanceof RateLimiterRes)) throw e;
+    };
+    await Promise.all([
+      this.byPair.consume(LoginThrottle.pair(ip, email)).catch(swallow),
+      this.byIp.consume(ip).catch(swallow),
+    ]);
   }
 
   /** Clears the IP + e-mail counter after a successful sign-in. */

@@ -33,7 +33,10 @@ const PLAIN_DECIMAL = /^-?\d+(\.\d+)?$/;
  */
 export class MoneyError extends Error {
   readonly status = 422;
-  constructor(readonly code: 'INVALID_AMOUNT' | 'AMOUNT_OUT_OF_RANGE', message: string) {
+  constructor(
+    readonly code: 'INVALID_AMOUNT' | 'AMOUNT_OUT_OF_RANGE',
+    message: string,
+  ) {
     super(message);
     this.name = 'MoneyError';
   }

@@ -15,12 +15,19 @@ export function isMainModule(importMetaUrl: string): boolean {
  * @param start starts the service and resolves to its close()
  */
 export function runService(start: () => Promise<{ close(): Promise<void> }>): void {
-  start().then(({ close }) => {
-    const stop = () => { close().then(() => process.exit(0), () => process.exit(1)); };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  }).catch((err) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exit(1);
-  });
+  start()
+    .then(({ close }) => {
+      const stop = () => {
+        close().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      };
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    })
+    .catch((err) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exit(1);
+    });
 }

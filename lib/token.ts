@@ -20,7 +20,10 @@ export const TOKEN_PREFIX = {
 /** A token kind: login, integration, pilot, mailbox, operator or board. */
 export type TokenKind = keyof typeof TOKEN_PREFIX;
 
-const KIND_BY_PREFIX = Object.fromEntries(Object.entries(TOKEN_PREFIX).map(([k, p]) => [p, k])) as Record<string, TokenKind>;
+const KIND_BY_PREFIX = Object.fromEntries(Object.entries(TOKEN_PREFIX).map(([k, p]) => [p, k])) as Record<
+  string,
+  TokenKind
+>;
 const SHAPE = /^([a-z]{4})_([1-9][0-9]{0,17})_([0-9a-f]{64})([0-9a-f]{8})$/;
 
 function checksum(body: string): string {
@@ -28,7 +31,10 @@ function checksum(body: string): string {
 }
 
 /** A freshly minted token: `token` is the plain text (show once), `hash` the 32-byte SHA-256 to store. */
-export interface MintedToken { token: string; hash: Buffer }
+export interface MintedToken {
+  token: string;
+  hash: Buffer;
+}
 
 /**
  * Mints a token for the row `id`.
@@ -42,7 +48,11 @@ export function mintToken(kind: TokenKind, id: number | string): MintedToken {
 }
 
 /** A token that passed the shape and checksum test (not yet checked against the database). */
-export interface ParsedToken { kind: TokenKind; id: number; token: string }
+export interface ParsedToken {
+  kind: TokenKind;
+  id: number;
+  token: string;
+}
 
 /**
  * Checks shape and checksum without touching any store.

@@ -5,7 +5,14 @@ import { isMainModule, runService } from '../lib/process.js';
 import { ConfigError, loadServerConfig } from '../lib/config.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { createKnex } from '../db/knex.js';
-import { DEFAULT_JOB_OPTIONS, QUEUE_NAMES, QUEUE_PREFIX, unknownQueueNames, workerRedisOptions, type QueueName } from '../jobs/queues.js';
+import {
+  DEFAULT_JOB_OPTIONS,
+  QUEUE_NAMES,
+  QUEUE_PREFIX,
+  unknownQueueNames,
+  workerRedisOptions,
+  type QueueName,
+} from '../jobs/queues.js';
 import { configureJobDeps } from '../jobs/deps.js';
 import type { Clock } from '../lib/clock.js';
 import { registry as defaultRegistry, type QueueRegistration } from './registry.js';
@@ -109,13 +116,19 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
   for (const name of runnable) {
     const reg = registry[name]!;
     const worker = new Worker(name, reg.processor, {
-      connection, prefix, concurrency: reg.concurrency ?? 1,
+      connection,
+      prefix,
+      concurrency: reg.concurrency ?? 1,
       removeOnComplete: DEFAULT_JOB_OPTIONS.removeOnComplete as KeepJobs,
       removeOnFail: DEFAULT_JOB_OPTIONS.removeOnFail as KeepJobs,
     });
     worker.on('error', (err) => logError(`worker:${name}`, { queue: name, err: err.message }, 'worker error'));
-    worker.on('failed', (job, err) => logger.warn({ queue: name, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'));
-    worker.on('completed', (job) => logger.info({ queue: name, job_id: job.id, result: summary(job.returnvalue) }, 'job completed'));
+    worker.on('failed', (job, err) =>
+      logger.warn({ queue: name, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'),
+    );
+    worker.on('completed', (job) =>
+      logger.info({ queue: name, job_id: job.id, result: summary(job.returnvalue) }, 'job completed'),
+    );
     workers.set(name, worker);
   }
 
@@ -177,7 +190,11 @@ export async function startWorkerProcess(env?: NodeJS.ProcessEnv): Promise<{ clo
   const knex = createKnex(config.databaseUrl);
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
   const handle = await startWorkers({
-    redisUrl: config.redisUrl, knex, appKey: config.appKey, queues: config.workerQueues, logger,
+    redisUrl: config.redisUrl,
+    knex,
+    appKey: config.appKey,
+    queues: config.workerQueues,
+    logger,
     shutdownGraceMs: config.shutdownGraceMs,
   });
   return {

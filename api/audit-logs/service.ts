@@ -28,9 +28,14 @@ export interface AuditEntry {
  */
 export async function recordAudit(scope: TenantScope, entry: AuditEntry): Promise<number> {
   const row = await AuditLog.query(scope.knex as Knex).insert({
-    tenant_id: scope.tenantId, user_id: entry.userId, action: entry.action,
-    subject_type: entry.subject?.type ?? null, subject_id: entry.subject?.id ?? null,
-    before: entry.before ?? null, after: entry.after ?? null, ip: entry.ip ?? null,
+    tenant_id: scope.tenantId,
+    user_id: entry.userId,
+    action: entry.action,
+    subject_type: entry.subject?.type ?? null,
+    subject_id: entry.subject?.id ?? null,
+    before: entry.before ?? null,
+    after: entry.after ?? null,
+    ip: entry.ip ?? null,
   });
   return Number(row.id);
 }
@@ -52,10 +57,14 @@ export interface AuditLogQuery {
 /** Row -> read shape of GET /api/audit-logs. */
 export function auditLogShape(r: AuditLog & { user?: { id: number; name: string; email: string } | null }) {
   return {
-    id: Number(r.id), action: r.action,
+    id: Number(r.id),
+    action: r.action,
     user: r.user ? { id: r.user.id, name: r.user.name, email: r.user.email } : null,
     subject: r.subject_type ? { type: r.subject_type, id: r.subject_id === null ? null : Number(r.subject_id) } : null,
-    before: r.before, after: r.after, ip: r.ip, at: iso(r.at),
+    before: r.before,
+    after: r.after,
+    ip: r.ip,
+    at: iso(r.at),
   };
 }
 
@@ -80,9 +89,14 @@ export async function listAuditLogs(scope: TenantScope, q: AuditLogQuery, timeZo
   if (q.date_from) base.whereRaw(`audit_log.at >= (?::date)::timestamp AT TIME ZONE ?`, [q.date_from, timeZone]);
   if (q.date_to) base.whereRaw(`audit_log.at < ((?::date) + 1)::timestamp AT TIME ZONE ?`, [q.date_to, timeZone]);
   const total = await base.clone().resultSize();
-  const rows = await base.withGraphFetched('user(brief)')
+  const rows = await base
+    .withGraphFetched('user(brief)')
     .modifiers({ brief: (b) => b.select('users.id', 'users.name', 'users.email') })
-    .orderBy([{ column: 'audit_log.at', order: 'desc' }, { column: 'audit_log.id', order: 'desc' }])
-    .limit(q.per_page).offset((q.page - 1) * q.per_page);
+    .orderBy([
+      { column: 'audit_log.at', order: 'desc' },
+      { column: 'audit_log.id', order: 'desc' },
+    ])
+    .limit(q.per_page)
+    .offset((q.page - 1) * q.per_page);
   return envelope(rows.map(auditLogShape), q.page, q.per_page, total);
 }

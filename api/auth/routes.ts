@@ -12,7 +12,10 @@ const throttles = new WeakMap<object, LoginThrottle>();
 function throttleOf(ctx: AppContext): LoginThrottle {
   let t = throttles.get(ctx.deps.config);
   if (!t) {
-    t = new LoginThrottle(ctx.deps.redis, ctx.deps.config.loginThrottle ?? { points: 10, durationSeconds: 900, keyPrefix: 'rl:api-login' });
+    t = new LoginThrottle(
+      ctx.deps.redis,
+      ctx.deps.config.loginThrottle ?? { points: 10, durationSeconds: 900, keyPrefix: 'rl:api-login' },
+    );
     throttles.set(ctx.deps.config, t);
   }
   return t;
@@ -21,11 +24,17 @@ function throttleOf(ctx: AppContext): LoginThrottle {
 /** Identity endpoints (DESIGN.md §5): login, logout, me. */
 export const authRoutes: AnyWebRoute[] = [
   webRoute<Input, Input, { email: string; password: string; device_name?: string }>({
-    method: 'post', path: '/api/auth/login', tag: 'auth', auth: 'public', summary: 'Log in with e-mail and password; returns an admin login token',
+    method: 'post',
+    path: '/api/auth/login',
+    tag: 'auth',
+    auth: 'public',
+    summary: 'Log in with e-mail and password; returns an admin login token',
     body: loginBody,
-    description: 'Failed attempts are throttled per IP and e-mail (10 per 15 minutes by default): past that, 429 RATE_LIMITED with Retry-After, even for the right password.',
+    description:
+      'Failed attempts are throttled per IP and e-mail (10 per 15 minutes by default): past that, 429 RATE_LIMITED with Retry-After, even for the right password.',
     responses: {
-      200: { description: 'Logged in', schema: loginResult }, 401: { description: 'Wrong e-mail or password' },
+      200: { description: 'Logged in', schema: loginResult },
+      401: { description: 'Wrong e-mail or password' },
       429: { description: 'Too many failed attempts for this IP and e-mail (Retry-After)' },
     },
     async handler(ctx) {
@@ -43,16 +52,31 @@ export const authRoutes: AnyWebRoute[] = [
     },
   }),
   webRoute({
-    method: 'post', path: '/api/auth/logout', tag: 'auth', auth: 'login', summary: 'Revoke the login token in use',
-    responses: { 200: { description: 'Logged out', schema: { type: 'object', properties: { message: { type: 'string' } } } } },
+    method: 'post',
+    path: '/api/auth/logout',
+    tag: 'auth',
+    auth: 'login',
+    summary: 'Revoke the login token in use',
+    responses: {
+      200: { description: 'Logged out', schema: { type: 'object', properties: { message: { type: 'string' } } } },
+    },
     async handler(ctx) {
       await revokeToken(ctx.deps.knex, ctx.state.auth!.tokenId);
       ctx.body = { message: 'Logged out.' };
     },
   }),
   webRoute({
-    method: 'get', path: '/api/auth/me', tag: 'auth', auth: 'login', summary: 'The logged-in user, roles, permissions and tenant',
-    responses: { 200: { description: 'Current user', schema: { type: 'object', properties: { user: userShape, tenant: tenantShape } } } },
+    method: 'get',
+    path: '/api/auth/me',
+    tag: 'auth',
+    auth: 'login',
+    summary: 'The logged-in user, roles, permissions and tenant',
+    responses: {
+      200: {
+        description: 'Current user',
+        schema: { type: 'object', properties: { user: userShape, tenant: tenantShape } },
+      },
+    },
     async handler(ctx) {
       ctx.body = await profile(ctx.deps.knex, ctx.state.auth!.userId!);
     },

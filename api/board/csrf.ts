@@ -32,12 +32,26 @@ function secure(ctx: AppContext): boolean {
 
 /** Sets the session cookie (HttpOnly, SameSite=Lax, Path=/admin, expiring with the session). */
 export function setSessionCookie(ctx: AppContext, token: string, expires: Date): void {
-  ctx.cookies.set(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', path: COOKIE_PATH, expires, secure: secure(ctx), overwrite: true });
+  ctx.cookies.set(SESSION_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: COOKIE_PATH,
+    expires,
+    secure: secure(ctx),
+    overwrite: true,
+  });
 }
 
 /** Removes the session cookie. */
 export function clearSessionCookie(ctx: AppContext): void {
-  ctx.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'lax', path: COOKIE_PATH, expires: new Date(0), secure: secure(ctx), overwrite: true });
+  ctx.cookies.set(SESSION_COOKIE, '', {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: COOKIE_PATH,
+    expires: new Date(0),
+    secure: secure(ctx),
+    overwrite: true,
+  });
 }
 
 /** The session cookie's value, if any. */
@@ -53,7 +67,13 @@ export function csrfToken(ctx: AppContext, rotate = false): string {
   const current = ctx.cookies.get(CSRF_COOKIE);
   if (!rotate && current && TOKEN_SHAPE.test(current)) return current;
   const token = randomBytes(32).toString('hex');
-  ctx.cookies.set(CSRF_COOKIE, token, { httpOnly: true, sameSite: 'strict', path: COOKIE_PATH, secure: secure(ctx), overwrite: true });
+  ctx.cookies.set(CSRF_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'strict',
+    path: COOKIE_PATH,
+    secure: secure(ctx),
+    overwrite: true,
+  });
   return token;
 }
 
@@ -61,7 +81,11 @@ export function csrfToken(ctx: AppContext, rotate = false): string {
 export function sameOrigin(ctx: AppContext): boolean {
   const origin = ctx.get('origin');
   if (!origin) return true;
-  try { return new URL(origin).host === ctx.host; } catch { return false; }
+  try {
+    return new URL(origin).host === ctx.host;
+  } catch {
+    return false;
+  }
 }
 
 /**

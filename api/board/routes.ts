@@ -6,7 +6,13 @@ import { KoaAdapter } from '@bull-board/koa';
 import { QUEUE_NAMES } from '../../jobs/queues.js';
 import { Forbidden, Unauthenticated } from '../errors.js';
 import type { AppContext, AppDeps, AppState } from '../context.js';
-import { closeBoardSession, findBoardSession, openBoardSession, verifyPlatformAdmin, type BoardSession } from './session.js';
+import {
+  closeBoardSession,
+  findBoardSession,
+  openBoardSession,
+  verifyPlatformAdmin,
+  type BoardSession,
+} from './session.js';
 import { clearSessionCookie, csrfToken, csrfValid, sameOrigin, sessionCookie, setSessionCookie } from './csrf.js';
 import { LoginThrottle } from '../../lib/login-throttle.js';
 import { PAGE_CSP, errorPage, loginPage, signedInPage } from './views.js';
@@ -34,7 +40,8 @@ const LOGOUT_PATH = '/admin/logout';
  * @param opts.throttle login throttle (default: 5 failures per IP + e-mail per minute in deps.redis)
  */
 export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = {}): Koa.Middleware<AppState> {
-  const throttle = opts.throttle ?? new LoginThrottle(deps.redis, { points: 5, durationSeconds: 60, keyPrefix: 'rl:board-login' });
+  const throttle =
+    opts.throttle ?? new LoginThrottle(deps.redis, { points: 5, durationSeconds: 60, keyPrefix: 'rl:board-login' });
   let board: Koa.Middleware | null = null;
   const getBoard = (): Koa.Middleware => {
     if (!board) {
@@ -76,8 +83,16 @@ export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = 
 /** The AuthInfo of a board session (for the request log line). */
 function boardAuth(s: BoardSession): NonNullable<AppState['auth']> {
   return {
-    kind: 'board', tokenId: s.tokenId, userId: s.userId, tenantId: null, access: null, abilities: [], roles: [], permissions: [],
-    isPlatformAdmin: true, expiresAt: s.expiresAt,
+    kind: 'board',
+    tokenId: s.tokenId,
+    userId: s.userId,
+    tenantId: null,
+    access: null,
+    abilities: [],
+    roles: [],
+    permissions: [],
+    isPlatformAdmin: true,
+    expiresAt: s.expiresAt,
   };
 }
 
@@ -85,7 +100,8 @@ function boardAuth(s: BoardSession): NonNullable<AppState['auth']> {
 function safeNext(raw: unknown): string {
   if (typeof raw !== 'string' || raw.length > 500) return BOARD_PATH;
   if (raw !== BOARD_PATH && !raw.startsWith(`${BOARD_PATH}/`)) return BOARD_PATH;
-  if (raw.includes('//') || raw.includes('\\') || raw.includes('..') || /[\s\u0000-\u001f]/.test(raw)) return BOARD_PATH;
+  if (raw.includes('//') || raw.includes('\\') || raw.includes('..') || /[\s\u0000-\u001f]/.test(raw))
+    return BOARD_PATH;
   return raw;
 }
 
@@ -125,28 +141,50 @@ function loginHandler(deps: AppDeps, throttle: LoginThrottle) {
     const email = typeof body.email === 'string' ? body.email.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
     if (!csrfValid(ctx, body._csrf)) {
-      return html(ctx, 403, loginPage({ csrf: csrfToken(ctx, true), next, email, error: 'This form has expired. Please sign in again.' }));
+      return html(
+        ctx,
+        403,
+        loginPage({ csrf: csrfToken(ctx, true), next, email, error: 'This form has expired. Please sign in again.' }),
+      );
     }
     const csrf = csrfToken(ctx);
     if (!email || !password || email.length > 190 || password.length > 1024) {
-      return html(ctx, 422, loginPage({ csrf, next, email: email.slice(0, 190), error: 'Enter your e-mail and password.' }));
+      return html(
+        ctx,
+        422,
+        loginPage({ csrf, next, email: email.slice(0, 190), error: 'Enter your e-mail and password.' }),
+      );
     }
     let wait: number;
     try {
       wait = await throttle.blockedFor(ctx.ip, email);
     } catch (err) {
       deps.logger.error({ err, request_id: ctx.state.requestId }, 'login throttle unavailable');
-      return html(ctx, 503, loginPage({ csrf, next, email, error: 'Sign-in is unavailable right now. Try again in a minute.' }));
+      return html(
+        ctx,
+        503,
+        loginPage({ csrf, next, email, error: 'Sign-in is unavailable right now. Try again in a minute.' }),
+      );
     }
     if (wait > 0) {
       ctx.set('Retry-After', String(wait));
-      return html(ctx, 429, loginPage({ csrf, next, email, error: `Too many attempts. Try again in ${wait} seconds.` }));
+      return html(
+        ctx,
+        429,
+        loginPage({ csrf, next, email, error: `Too many attempts. Try again in ${wait} seconds.` }),
+      );
     }
     const user = await verifyPlatformAdmin(deps.knex, email, password);
     if (!user) {
-      await throttle.failed(ctx.ip, email).catch((err: unknown) => deps.logger.error({ err }, 'login throttle unavailable'));
+      await throttle
+        .failed(ctx.ip, email)
+        .catch((err: unknown) => deps.logger.error({ err }, 'login throttle unavailable'));
       deps.logger.warn({ request_id: ctx.state.requestId, ip: ctx.ip }, 'board sign-in refused');
-      return html(ctx, 401, loginPage({ csrf, next, email, error: 'These credentials do not match a platform admin account.' }));
+      return html(
+        ctx,
+        401,
+        loginPage({ csrf, next, email, error: 'These credentials do not match a platform admin account.' }),
+      );
     }
     await throttle.succeeded(ctx.ip, email).catch(() => undefined);
     const s = await openBoardSession(deps.knex, user.id, { ip: ctx.ip, userAgent: ctx.get('user-agent') });
@@ -162,13 +200,21 @@ function logoutHandler(deps: AppDeps) {
   return async (ctx: AppContext): Promise<void> => {
     const session = await findBoardSession(deps.knex, sessionCookie(ctx));
     if (ctx.method === 'GET' || ctx.method === 'HEAD') {
-      if (!session) { ctx.status = 302; ctx.redirect(LOGIN_PATH); return; }
+      if (!session) {
+        ctx.status = 302;
+        ctx.redirect(LOGIN_PATH);
+        return;
+      }
       return html(ctx, 200, signedInPage({ csrf: csrfToken(ctx), email: session.email }));
     }
     if (ctx.method !== 'POST') return methodNotAllowed(ctx);
     if (!csrfValid(ctx, formBody(ctx)._csrf)) {
       csrfToken(ctx, true);
-      return html(ctx, 403, errorPage({ title: 'Form expired', message: 'This form has expired. Reload the page and try again.' }));
+      return html(
+        ctx,
+        403,
+        errorPage({ title: 'Form expired', message: 'This form has expired. Reload the page and try again.' }),
+      );
     }
     if (session) await closeBoardSession(deps.knex, session);
     clearSessionCookie(ctx);

@@ -13,7 +13,13 @@ import { parseToken, tokenMatches } from '../../lib/token.js';
 export const BOARD_SESSION_TTL_MS = 12 * 3600 * 1000;
 
 /** The signed-in operator. */
-export interface BoardSession { tokenId: number; userId: number; email: string; name: string; expiresAt: Date }
+export interface BoardSession {
+  tokenId: number;
+  userId: number;
+  email: string;
+  name: string;
+  expiresAt: Date;
+}
 
 // Verified when the e-mail is unknown, so response time does not tell which e-mails exist.
 let dummyHash: Promise<string> | null = null;
@@ -23,8 +29,14 @@ let dummyHash: Promise<string> | null = null;
  * A tenant user's correct credentials are refused exactly like a wrong password.
  * @returns the user, or null for an unknown e-mail, a wrong password or a user who is not a platform admin
  */
-export async function verifyPlatformAdmin(knex: Knex, email: string, password: string): Promise<{ id: number; email: string; name: string } | null> {
-  const user = await knex('users').whereRaw('lower(email) = lower(?)', [email]).first('id', 'email', 'name', 'password_hash', 'is_platform_admin');
+export async function verifyPlatformAdmin(
+  knex: Knex,
+  email: string,
+  password: string,
+): Promise<{ id: number; email: string; name: string } | null> {
+  const user = await knex('users')
+    .whereRaw('lower(email) = lower(?)', [email])
+    .first('id', 'email', 'name', 'password_hash', 'is_platform_admin');
   if (!user) {
     dummyHash ??= hashPassword('not-a-real-password');
     await verifyPassword(await dummyHash, password);
@@ -39,10 +51,19 @@ export async function verifyPlatformAdmin(knex: Knex, email: string, password: s
  * Opens a board session for a platform admin.
  * @returns the plain session token (goes into the cookie only) and its expiry
  */
-export async function openBoardSession(knex: Knex, userId: number, meta: { ip?: string; userAgent?: string } = {}): Promise<{ token: string; id: number; expiresAt: Date }> {
+export async function openBoardSession(
+  knex: Knex,
+  userId: number,
+  meta: { ip?: string; userAgent?: string } = {},
+): Promise<{ token: string; id: number; expiresAt: Date }> {
   const expiresAt = new Date(Date.now() + BOARD_SESSION_TTL_MS);
   const { id, token } = await issueToken(knex, 'board', {
-    tenant_id: null, user_id: userId, name: 'bull-board', expires_at: expiresAt, ip: meta.ip ?? null, user_agent: meta.userAgent ?? null,
+    tenant_id: null,
+    user_id: userId,
+    name: 'bull-board',
+    expires_at: expiresAt,
+    ip: meta.ip ?? null,
+    user_agent: meta.userAgent ?? null,
   });
   return { token, id, expiresAt };
 }
@@ -66,7 +87,13 @@ export async function findBoardSession(knex: Knex, raw: string | undefined | nul
   if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() >= 60_000) {
     await knex('auth_tokens').where({ id: row.id }).update({ last_used_at: knex.fn.now() });
   }
-  return { tokenId: Number(row.id), userId: row.user_id, email: row.email, name: row.name, expiresAt: new Date(row.expires_at) };
+  return {
+    tokenId: Number(row.id),
+    userId: row.user_id,
+    email: row.email,
+    name: row.name,
+    expiresAt: new Date(row.expires_at),
+  };
 }
 
 /** Revokes a board session (logout). Unknown or already revoked sessions are ignored. */

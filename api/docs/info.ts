@@ -34,5 +34,5 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
   integrations: 'Integration token management (document 1): admin login token.',
   auth: 'Login, logout and the current user.',
   tickets: 'Admin ticket endpoints.',
-  audit: 'The tenant\'s audit log: money, provisioning, permission and file actions (settings.view).',
+  audit: "The tenant's audit log: money, provisioning, permission and file actions (settings.view).",
 };

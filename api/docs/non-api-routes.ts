@@ -17,7 +17,11 @@ export const NON_API_ROUTES: readonly NonApiRoute[] = [
   { path: '/openapi.json', reason: 'the OpenAPI document itself' },
   { path: '/docs', reason: 'HTML page rendering /openapi.json with swagger-ui' },
   { path: '/docs/assets/', prefix: true, reason: 'swagger-ui static files served from node_modules/swagger-ui-dist' },
-  { path: '/admin/', prefix: true, reason: 'bull-board browser pages, its own XHR endpoints and its operator login form (session cookie)' },
+  {
+    path: '/admin/',
+    prefix: true,
+    reason: 'bull-board browser pages, its own XHR endpoints and its operator login form (session cookie)',
+  },
 ];
 
 /**

@@ -111,10 +111,20 @@ export function serveDocs(router: Router, doc: OpenApiDocument, title: string, s
   const json = JSON.stringify(doc);
   const html = docsHtml(`${title} — API docs`);
   let apiOrigin = '';
-  try { apiOrigin = new URL(serverUrl).origin; } catch { /* relative server URL: same origin */ }
+  try {
+    apiOrigin = new URL(serverUrl).origin;
+  } catch {
+    /* relative server URL: same origin */
+  }
   const csp = [
-    "default-src 'self'", "img-src 'self' data:", "style-src 'self' 'unsafe-inline'", "script-src 'self'",
-    `connect-src 'self'${apiOrigin ? ` ${apiOrigin}` : ''}`, "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'",
+    "default-src 'self'",
+    "img-src 'self' data:",
+    "style-src 'self' 'unsafe-inline'",
+    "script-src 'self'",
+    `connect-src 'self'${apiOrigin ? ` ${apiOrigin}` : ''}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
   ].join('; ');
 
   router.get('/openapi.json', (ctx: Koa.Context) => {
@@ -137,7 +147,10 @@ export function serveDocs(router: Router, doc: OpenApiDocument, title: string, s
     ctx.set('Cache-Control', 'public, max-age=604800');
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.etag = `"${SWAGGER_UI_VERSION}-${name}"`;
-    if (ctx.fresh) { ctx.status = 304; return; }
+    if (ctx.fresh) {
+      ctx.status = 304;
+      return;
+    }
     ctx.type = DOC_ASSETS[name].type;
     ctx.body = body;
   });

@@ -69,7 +69,10 @@ export function isEventName(name: unknown): name is EventName {
  *   unknown tenant, foreign key 23503)
  */
 export async function publishEvent<N extends EventName>(
-  trx: Knex.Transaction, tenantId: number, name: N, payload: EventPayloads[N],
+  trx: Knex.Transaction,
+  tenantId: number,
+  name: N,
+  payload: EventPayloads[N],
 ): Promise<{ id: number }> {
   if (!isEventName(name)) throw new TypeError(`Unknown event name "${String(name)}"; known: ${EVENT_NAMES.join(', ')}`);
   if (!Number.isSafeInteger(tenantId) || tenantId <= 0) throw new TypeError(`Invalid tenant id ${String(tenantId)}`);
@@ -159,7 +162,9 @@ export function registerSubscriber<N extends EventName>(id: string, def: Subscri
   if (subscribers.has(id)) throw new Error(`Subscriber ${id} is already registered`);
   const sub = Object.freeze({ ...def, id }) as unknown as Subscriber;
   subscribers.set(id, sub);
-  return () => { if (subscribers.get(id) === sub) subscribers.delete(id); };
+  return () => {
+    if (subscribers.get(id) === sub) subscribers.delete(id);
+  };
 }
 
 /**

@@ -1,7 +1,15 @@
 import type { Knex } from 'knex';
 import { tenantStatement, type TenantScope } from '../../db/tenant-scope.js';
 import { envelope } from '../shared/schemas.js';
-import { expandSearch, MAX_PREFIX_EXPANSION, prefixTsQuery, searchWords, tsCondition, WORD_LOOKUP_SQL, type PageParams } from './query.js';
+import {
+  expandSearch,
+  MAX_PREFIX_EXPANSION,
+  prefixTsQuery,
+  searchWords,
+  tsCondition,
+  WORD_LOOKUP_SQL,
+  type PageParams,
+} from './query.js';
 import { CUSTOMER_COLUMNS, CUSTOMER_ONU_JOIN, customerShape } from './shapes.js';
 
 /**
@@ -26,7 +34,11 @@ import { CUSTOMER_COLUMNS, CUSTOMER_ONU_JOIN, customerShape } from './shapes.js'
  */
 
 /** Validated query of the customers list. */
-export interface CustomerListQuery extends PageParams { search?: string; status?: string; updated_since?: string }
+export interface CustomerListQuery extends PageParams {
+  search?: string;
+  status?: string;
+  updated_since?: string;
+}
 
 /**
  * From this OFFSET on, a trigger-counted list reads its total first, so that a page in the back
@@ -92,7 +104,9 @@ function counterStatements(byStatus: boolean) {
   const n = byStatus ? 'ext_customers_by_status' : 'ext_customers';
   return {
     /** First page, literal LIMIT: [status?]. */
-    firstPage: new Map(FIRST_PAGE_SIZES.map((size) => [size, tenantStatement(`${n}_first_${size}`, firstPageSql(byStatus, size))])),
+    firstPage: new Map(
+      FIRST_PAGE_SIZES.map((size) => [size, tenantStatement(`${n}_first_${size}`, firstPageSql(byStatus, size))]),
+    ),
     /** First page of any other size: [status?, limit]. */
     firstPageAnySize: tenantStatement(`${n}_first`, firstPageSql(byStatus, byStatus ? '$3' : '$2')),
     /** Page plus total: [status?, limit, offset]. */
@@ -119,8 +133,10 @@ async function listByCounters(scope: TenantScope, query: CustomerListQuery) {
   const readTotal = async () => Number((await scope.run<{ n: number }>(stmts.total, status))[0]?.n ?? 0);
   if (offset < REVERSE_SCAN_MIN_OFFSET) {
     const first = offset === 0 ? stmts.firstPage.get(pp) : undefined;
-    const rows = first ? await scope.run(first, status, ISO)
-      : offset === 0 ? await scope.run(stmts.firstPageAnySize, [...status, pp], ISO)
+    const rows = first
+      ? await scope.run(first, status, ISO)
+      : offset === 0
+        ? await scope.run(stmts.firstPageAnySize, [...status, pp], ISO)
         : await scope.run(stmts.pageWithTotal, [...status, pp, offset], ISO);
     const total = rows.length ? Number(rows[0]._total) : await readTotal();
     return envelope(rows.map(customerShape), query.page, pp, total);
@@ -128,20 +144,32 @@ async function listByCounters(scope: TenantScope, query: CustomerListQuery) {
   const total = await readTotal();
   if (offset >= total) return envelope([], query.page, pp, total);
   // rows offset .. offset+pp-1 counted from the newest are rows total-offset-pp .. total-offset-1 from the oldest
-  const rows = 2 * offset + pp > total
-    ? await scope.run(stmts.oldestFirst, [...status, Math.min(pp, total - offset), Math.max(0, total - offset - pp)], ISO)
-    : await scope.run(stmts.newestFirst, [...status, pp, offset], ISO);
+  const rows =
+    2 * offset + pp > total
+      ? await scope.run(
+          stmts.oldestFirst,
+          [...status, Math.min(pp, total - offset), Math.max(0, total - offset - pp)],
+          ISO,
+        )
+      : await scope.run(stmts.newestFirst, [...status, pp, offset], ISO);
   return envelope(rows.map(customerShape), query.page, pp, total);
 }
 
 // ---- search, updated_since: built with knex ---------------------------------------------------
 
 type Row = Record<string, any>;
-const newestFirst = (alias: string, order: 'asc' | 'desc' = 'desc') =>
-  [{ column: `${alias}.created_at`, order }, { column: `${alias}.id`, order }];
+const newestFirst = (alias: string, order: 'asc' | 'desc' = 'desc') => [
+  { column: `${alias}.created_at`, order },
+  { column: `${alias}.id`, order },
+];
 
 /** Applies the list filters to a customers query aliased `alias`. */
-function filters(q: Knex.QueryBuilder, alias: string, query: CustomerListQuery, ts?: { sql: string; bindings: string[] } | null): Knex.QueryBuilder {
+function filters(
+  q: Knex.QueryBuilder,
+  alias: string,
+  query: CustomerListQuery,
+  ts?: { sql: string; bindings: string[] } | null,
+): Knex.QueryBuilder {
   if (query.status) q.where(`${alias}.status`, query.status);
   if (query.updated_since) q.where(`${alias}.updated_at`, '>=', new Date(query.updated_since));
   if (ts) q.whereRaw(ts.sql, ts.bindings);
@@ -159,14 +187,19 @@ async function readTotal(q: Knex.QueryBuilder): Promise<number> {
  * on its own.
  */
 async function runPage(
-  scope: TenantScope, query: CustomerListQuery, ids: Knex.QueryBuilder, total: Knex.QueryBuilder,
+  scope: TenantScope,
+  query: CustomerListQuery,
+  ids: Knex.QueryBuilder,
+  total: Knex.QueryBuilder,
   cte?: { name: string; query: Knex.QueryBuilder },
 ) {
   const withCte = (q: Knex.QueryBuilder) => (cte ? q.withMaterialized(cte.name, cte.query) : q);
   const columns: (string | Knex.QueryBuilder)[] = [...CUSTOMER_COLUMNS, total.clone().as('_total')];
   const rows: Row[] = await withCte(scope.table('customers', 'c'))
     .join(ids.as('pg'), 'pg.id', 'c.id')
-    .leftJoin('packages as p', (j) => { j.on('p.id', 'c.package_id').andOn('p.tenant_id', 'c.tenant_id'); })
+    .leftJoin('packages as p', (j) => {
+      j.on('p.id', 'c.package_id').andOn('p.tenant_id', 'c.tenant_id');
+    })
     .joinRaw(CUSTOMER_ONU_JOIN)
     .select(columns)
     .orderBy(newestFirst('c'));
@@ -187,7 +220,9 @@ const wordLookup = tenantStatement('ext_customer_words', WORD_LOOKUP_SQL);
  * both the exact total and the page (limit `$3`, offset `$4`), whose rows are then joined.
  * Same result as expandSearch + tsCondition (tests compare both with a plain `:*` query).
  */
-const searchPage = tenantStatement('ext_customers_search', `WITH t AS (SELECT u.p FROM unnest($2::text[]) AS u(p)),
+const searchPage = tenantStatement(
+  'ext_customers_search',
+  `WITH t AS (SELECT u.p FROM unnest($2::text[]) AS u(p)),
 e AS (
   SELECT t.p, count(*) AS n,
     string_agg('''' || replace(replace(w.word, '\\', '\\\\'), '''', '''''') || '''', ' | ' ORDER BY w.word) AS alts
@@ -205,7 +240,8 @@ FROM customers c
 LEFT JOIN packages p ON p.id = c.package_id AND p.tenant_id = c.tenant_id
 ${CUSTOMER_ONU_JOIN}
 WHERE c.tenant_id = $1 AND c.id = ANY (ARRAY(SELECT m.id FROM m ORDER BY m.created_at DESC, m.id DESC LIMIT $3 OFFSET $4))
-ORDER BY c.created_at DESC, c.id DESC`);
+ORDER BY c.created_at DESC, c.id DESC`,
+);
 
 /**
  * Search: prefix terms expanded through the tenant's word dictionary (exact lexemes match far
@@ -221,19 +257,31 @@ async function listBySearch(scope: TenantScope, query: CustomerListQuery) {
       return envelope(rows.map(customerShape), query.page, query.per_page, rows.length ? Number(rows[0]._total) : 0);
     }
   }
-  const terms = await expandSearch(query.search, (plain) => scope.run<{ p: string; word: string }>(wordLookup, [plain]));
+  const terms = await expandSearch(query.search, (plain) =>
+    scope.run<{ p: string; word: string }>(wordLookup, [plain]),
+  );
   if (terms === null) return query.updated_since ? listByCount(scope, query) : listByCounters(scope, query);
   if (terms === 'no-match') return envelope([], query.page, query.per_page, 0);
-  const matches = filters(scope.table('customers', 'ci'), 'ci', query, tsCondition('ci.search_vector', terms)).select('ci.id', 'ci.created_at');
-  const ids = scope.knex('m').select('m.id').orderBy(newestFirst('m'))
-    .limit(query.per_page).offset((query.page - 1) * query.per_page);
+  const matches = filters(scope.table('customers', 'ci'), 'ci', query, tsCondition('ci.search_vector', terms)).select(
+    'ci.id',
+    'ci.created_at',
+  );
+  const ids = scope
+    .knex('m')
+    .select('m.id')
+    .orderBy(newestFirst('m'))
+    .limit(query.per_page)
+    .offset((query.page - 1) * query.per_page);
   return runPage(scope, query, ids, scope.knex('m').count({ n: '*' }), { name: 'm', query: matches });
 }
 
 /** updated_since without search: the page by the created_at index, the total by count(*). */
 async function listByCount(scope: TenantScope, query: CustomerListQuery) {
-  const ids = filters(scope.table('customers', 'ci'), 'ci', query).select('ci.id').orderBy(newestFirst('ci'))
-    .limit(query.per_page).offset((query.page - 1) * query.per_page);
+  const ids = filters(scope.table('customers', 'ci'), 'ci', query)
+    .select('ci.id')
+    .orderBy(newestFirst('ci'))
+    .limit(query.per_page)
+    .offset((query.page - 1) * query.per_page);
   return runPage(scope, query, ids, filters(scope.table('customers', 'cc'), 'cc', query).count({ n: '*' }));
 }
 

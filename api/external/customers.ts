@@ -20,24 +20,52 @@ export const CUSTOMER_DETAIL_LATEST = 5;
 export async function customerById(scope: TenantScope, id: number) {
   const [rows, invoices, tickets] = await Promise.all([
     customerSelect(scope).where('c.id', id),
-    invoiceFrom(scope).select(INVOICE_COLUMNS).where('i.customer_id', id)
-      .orderBy([{ column: 'i.created_at', order: 'desc' }, { column: 'i.id', order: 'desc' }]).limit(CUSTOMER_DETAIL_LATEST),
-    ticketQuery(scope).where('t.customer_id', id)
-      .orderBy([{ column: 't.created_at', order: 'desc' }, { column: 't.id', order: 'desc' }]).limit(CUSTOMER_DETAIL_LATEST),
+    invoiceFrom(scope)
+      .select(INVOICE_COLUMNS)
+      .where('i.customer_id', id)
+      .orderBy([
+        { column: 'i.created_at', order: 'desc' },
+        { column: 'i.id', order: 'desc' },
+      ])
+      .limit(CUSTOMER_DETAIL_LATEST),
+    ticketQuery(scope)
+      .where('t.customer_id', id)
+      .orderBy([
+        { column: 't.created_at', order: 'desc' },
+        { column: 't.id', order: 'desc' },
+      ])
+      .limit(CUSTOMER_DETAIL_LATEST),
   ]);
   if (!rows.length) throw new NotFound('Customer');
-  return { ...customerShape(rows[0]), latest_invoices: invoices.map(invoiceShape), latest_tickets: tickets.map(ticketShape) };
+  return {
+    ...customerShape(rows[0]),
+    latest_invoices: invoices.map(invoiceShape),
+    latest_tickets: tickets.map(ticketShape),
+  };
 }
 
 /** Customer create payload after schema validation (document 1 + mac_address). */
 export interface CustomerInput {
-  name: string; phone: string; address: string; email?: string | null; latitude?: number | null; longitude?: number | null;
-  package_id?: number | null; status?: string | null; service_type?: string | null; billing_cycle?: string | null;
+  name: string;
+  phone: string;
+  address: string;
+  email?: string | null;
+  latitude?: number | null;
+  longitude?: number | null;
+  package_id?: number | null;
+  status?: string | null;
+  service_type?: string | null;
+  billing_cycle?: string | null;
   mac_address?: string | null;
 }
 
 /** Defaults of the nullable create fields (DESIGN.md §6). */
-export const CUSTOMER_DEFAULTS = { status: 'active', service_type: 'pppoe', billing_cycle: 'prepaid', customer_tier: 'regular' } as const;
+export const CUSTOMER_DEFAULTS = {
+  status: 'active',
+  service_type: 'pppoe',
+  billing_cycle: 'prepaid',
+  customer_tier: 'regular',
+} as const;
 
 /** Customer code from the per-tenant counter: 123 -> CUST-000123. */
 export function customerCode(n: number): string {
@@ -66,7 +94,10 @@ export async function createCustomer(scope: TenantScope, input: CustomerInput): 
     }
   } else {
     mac = normaliseMac(input.mac_address);
-    if (!mac) errors.mac_address = ['The mac address field must be a valid MAC address (AA:BB:CC:DD:EE:FF, AABB.CCDD.EEFF or AABBCCDDEEFF).'];
+    if (!mac)
+      errors.mac_address = [
+        'The mac address field must be a valid MAC address (AA:BB:CC:DD:EE:FF, AABB.CCDD.EEFF or AABBCCDDEEFF).',
+      ];
   }
   return scope.knex.transaction(async (trx) => {
     const s = scope.withTransaction(trx);
@@ -76,13 +107,27 @@ export async function createCustomer(scope: TenantScope, input: CustomerInput): 
     if (Object.keys(errors).length) throw new ValidationFailed(errors);
     const code = customerCode(await s.nextNumber('customer', trx));
     const now = new Date();
-    const row = await s.insert('customers', {
-      code, name: input.name.trim(), phone: input.phone.trim(), address: input.address.trim(), email: input.email ?? null,
-      latitude: input.latitude ?? null, longitude: input.longitude ?? null, package_id: input.package_id ?? null,
-      status: input.status ?? CUSTOMER_DEFAULTS.status, service_type: serviceType,
-      billing_cycle: input.billing_cycle ?? CUSTOMER_DEFAULTS.billing_cycle, customer_tier: CUSTOMER_DEFAULTS.customer_tier,
-      mac_address: mac, created_at: now, updated_at: now,
-    }, trx);
+    const row = await s.insert(
+      'customers',
+      {
+        code,
+        name: input.name.trim(),
+        phone: input.phone.trim(),
+        address: input.address.trim(),
+        email: input.email ?? null,
+        latitude: input.latitude ?? null,
+        longitude: input.longitude ?? null,
+        package_id: input.package_id ?? null,
+        status: input.status ?? CUSTOMER_DEFAULTS.status,
+        service_type: serviceType,
+        billing_cycle: input.billing_cycle ?? CUSTOMER_DEFAULTS.billing_cycle,
+        customer_tier: CUSTOMER_DEFAULTS.customer_tier,
+        mac_address: mac,
+        created_at: now,
+        updated_at: now,
+      },
+      trx,
+    );
     return row.id;
   });
 }

@@ -6,7 +6,12 @@ import { INVOICE_COLUMNS, invoiceFrom, invoiceShape } from './shapes.js';
 /** Invoices of the External v1 API (document 1: GET /api/external/v1/invoices, /invoices/{id}). */
 
 /** Validated query of the invoices list. */
-export interface InvoiceListQuery extends PageParams { search?: string; status?: string; customer_id?: number; updated_since?: string }
+export interface InvoiceListQuery extends PageParams {
+  search?: string;
+  status?: string;
+  customer_id?: number;
+  updated_since?: string;
+}
 
 /**
  * GET /api/external/v1/invoices: filters status, customer_id (a foreign id simply matches

@@ -26,16 +26,26 @@ export function health(ctx: AppContext) {
 export async function me(ctx: AppContext) {
   const auth = ctx.state.auth!;
   const tenant = tenantOf(ctx);
-  const token = await ctx.deps.knex('auth_tokens').select('id', 'name', 'access', 'abilities', 'expires_at', 'user_id')
-    .where({ id: auth.tokenId, tenant_id: tenant.id, type: 'integration' }).first();
+  const token = await ctx.deps
+    .knex('auth_tokens')
+    .select('id', 'name', 'access', 'abilities', 'expires_at', 'user_id')
+    .where({ id: auth.tokenId, tenant_id: tenant.id, type: 'integration' })
+    .first();
   const user = token?.user_id
-    ? await ctx.deps.knex('users').select('id', 'name', 'email').where({ id: token.user_id, tenant_id: tenant.id }).first()
+    ? await ctx.deps
+        .knex('users')
+        .select('id', 'name', 'email')
+        .where({ id: token.user_id, tenant_id: tenant.id })
+        .first()
     : null;
   return {
     tenant,
     user: user ? { id: user.id, name: user.name, email: user.email } : null,
     token: {
-      id: Number(auth.tokenId), name: token?.name ?? null, access: auth.access, abilities: auth.abilities,
+      id: Number(auth.tokenId),
+      name: token?.name ?? null,
+      access: auth.access,
+      abilities: auth.abilities,
       expires_at: iso(auth.expiresAt),
     },
   };

@@ -5,10 +5,18 @@ import { OLT_COLUMNS, oltShape, ONU_COLUMNS, onuFrom, onuShape } from './shapes.
 /** OLTs and ONUs of the External v1 API (document 1: GET /api/external/v1/olts, /onus). */
 
 /** Validated query of the OLT list. */
-export interface OltListQuery extends PageParams { search?: string; status?: string }
+export interface OltListQuery extends PageParams {
+  search?: string;
+  status?: string;
+}
 
 /** Validated query of the ONU list. */
-export interface OnuListQuery extends PageParams { search?: string; status?: string; customer_id?: number; olt_id?: number }
+export interface OnuListQuery extends PageParams {
+  search?: string;
+  status?: string;
+  customer_id?: number;
+  olt_id?: number;
+}
 
 /**
  * GET /api/external/v1/olts: filters status (online, offline) and search (substring of name,

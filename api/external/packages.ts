@@ -5,7 +5,10 @@ import { PACKAGE_COLUMNS, packageShape } from './shapes.js';
 /** Service packages of the External v1 API (document 1: GET /api/external/v1/packages). */
 
 /** Validated query of the packages list (is_active: "true" | "false" | "1" | "0"). */
-export interface PackageListQuery extends PageParams { search?: string; is_active?: string }
+export interface PackageListQuery extends PageParams {
+  search?: string;
+  is_active?: string;
+}
 
 /**
  * GET /api/external/v1/packages: filters is_active and search (substring of the name).

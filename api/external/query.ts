@@ -7,7 +7,10 @@ import { envelope } from '../shared/schemas.js';
  */
 
 /** Validated paging parameters (page >= 1, per_page 1..100, defaults applied by the schema). */
-export interface PageParams { page: number; per_page: number }
+export interface PageParams {
+  page: number;
+  per_page: number;
+}
 
 /**
  * `%term%` for ILIKE with the user's `%`, `_` and `\` escaped (PostgreSQL's default LIKE escape
@@ -24,7 +27,9 @@ export function ilikeContains(term: string): string {
 export function whereContains(q: Knex.QueryBuilder, columns: string[], term: unknown): Knex.QueryBuilder {
   if (typeof term !== 'string' || !term.trim()) return q;
   const pattern = ilikeContains(term.trim());
-  return q.where((w) => { for (const c of columns) w.orWhere(c, 'ilike', pattern); });
+  return q.where((w) => {
+    for (const c of columns) w.orWhere(c, 'ilike', pattern);
+  });
 }
 
 /** Characters with a meaning in tsquery syntax; removed from user terms. */
@@ -49,7 +54,11 @@ export const MAX_SEARCH_TERMS = 8;
  */
 export function prefixTsQuery(column: string, search: unknown): { sql: string; bindings: string[] } | null {
   if (typeof search !== 'string') return null;
-  const words = search.replace(TSQUERY_SPECIAL, ' ').split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).slice(0, MAX_SEARCH_TERMS);
+  const words = search
+    .replace(TSQUERY_SPECIAL, ' ')
+    .split(/\s+/)
+    .filter((w) => /[\p{L}\p{N}]/u.test(w))
+    .slice(0, MAX_SEARCH_TERMS);
   if (!words.length) return null;
   const bindings: string[] = [];
   const parts = words.map((w) => {
@@ -74,7 +83,10 @@ function tsLexeme(w: string): string {
 export function tsCondition(column: string, terms: ExpandedTerm[]): { sql: string; bindings: string[] } {
   const bindings: string[] = [];
   const parts = terms.map((t) => {
-    if (t.kind === 'query') { bindings.push(t.text); return '?::tsquery'; }
+    if (t.kind === 'query') {
+      bindings.push(t.text);
+      return '?::tsquery';
+    }
     bindings.push(`'${t.word.toLowerCase()}':*`, `'${t.word}':*`);
     return `(?::tsquery || to_tsquery('simple', ?))`;
   });
@@ -94,7 +106,11 @@ CROSS JOIN LATERAL (SELECT k.word FROM customer_search_words k
 /** The usable words of a search (tsquery operators and quotes stripped, at most MAX_SEARCH_TERMS). */
 export function searchWords(search: unknown): string[] {
   if (typeof search !== 'string') return [];
-  return search.replace(TSQUERY_SPECIAL, ' ').split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).slice(0, MAX_SEARCH_TERMS);
+  return search
+    .replace(TSQUERY_SPECIAL, ' ')
+    .split(/\s+/)
+    .filter((w) => /[\p{L}\p{N}]/u.test(w))
+    .slice(0, MAX_SEARCH_TERMS);
 }
 
 /** One search term after expansion: a tsquery text of exact lexemes (or a `:*` prefix), or a word left to the two-form match. */
@@ -105,7 +121,10 @@ export type ExpandedTerm = { kind: 'query'; text: string } | { kind: 'word'; wor
  * @param lookup runs WORD_LOOKUP_SQL for the distinct lowercased plain terms
  * @returns the terms in order; 'no-match' when a plain term completes to no word; null when no usable word remains
  */
-export async function expandSearch(search: unknown, lookup: (plain: string[]) => Promise<{ p: string; word: string }[]>): Promise<ExpandedTerm[] | 'no-match' | null> {
+export async function expandSearch(
+  search: unknown,
+  lookup: (plain: string[]) => Promise<{ p: string; word: string }[]>,
+): Promise<ExpandedTerm[] | 'no-match' | null> {
   const words = searchWords(search);
   if (!words.length) return null;
   const plain = [...new Set(words.filter((w) => /^[A-Za-z0-9]+$/.test(w)).map((w) => w.toLowerCase()))];
@@ -113,11 +132,17 @@ export async function expandSearch(search: unknown, lookup: (plain: string[]) =>
   if (plain.length) for (const r of await lookup(plain)) found.get(r.p)!.push(r.word);
   const out: ExpandedTerm[] = [];
   for (const w of words) {
-    if (!/^[A-Za-z0-9]+$/.test(w)) { out.push({ kind: 'word', word: w }); continue; }
+    if (!/^[A-Za-z0-9]+$/.test(w)) {
+      out.push({ kind: 'word', word: w });
+      continue;
+    }
     const p = w.toLowerCase();
     const list = found.get(p)!;
     if (!list.length) return 'no-match';
-    out.push({ kind: 'query', text: list.length > MAX_PREFIX_EXPANSION ? `${tsLexeme(p)}:*` : `(${list.map(tsLexeme).join(' | ')})` });
+    out.push({
+      kind: 'query',
+      text: list.length > MAX_PREFIX_EXPANSION ? `${tsLexeme(p)}:*` : `(${list.map(tsLexeme).join(' | ')})`,
+    });
   }
   return out;
 }
@@ -131,16 +156,30 @@ export async function expandSearch(search: unknown, lookup: (plain: string[]) =>
  * @returns the list envelope of DESIGN.md §4
  */
 export async function paginate<T>(
-  filtered: Knex.QueryBuilder, columns: (string | Knex.Raw)[], order: [string, string], p: PageParams,
+  filtered: Knex.QueryBuilder,
+  columns: (string | Knex.Raw)[],
+  order: [string, string],
+  p: PageParams,
   map: (row: Record<string, any>) => T,
 ) {
   const [rows, countRow] = await Promise.all([
-    filtered.clone().select(columns)
-      .orderBy([{ column: order[0], order: 'desc' }, { column: order[1], order: 'desc' }])
-      .limit(p.per_page).offset((p.page - 1) * p.per_page),
+    filtered
+      .clone()
+      .select(columns)
+      .orderBy([
+        { column: order[0], order: 'desc' },
+        { column: order[1], order: 'desc' },
+      ])
+      .limit(p.per_page)
+      .offset((p.page - 1) * p.per_page),
     filtered.clone().count({ n: '*' }).first(),
   ]);
-  return envelope((rows as Record<string, any>[]).map(map), p.page, p.per_page, Number((countRow as { n: number } | undefined)?.n ?? 0));
+  return envelope(
+    (rows as Record<string, any>[]).map(map),
+    p.page,
+    p.per_page,
+    Number((countRow as { n: number } | undefined)?.n ?? 0),
+  );
 }
 
 /** Query flag `true|false|1|0` (already validated) -> boolean, or undefined when absent. */

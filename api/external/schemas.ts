@@ -28,11 +28,19 @@ const tsOrNull: Schema = { type: ['string', 'null'], format: 'date-time' };
 const NO_NUL = '^[^\\u0000]*$';
 const ONE_LINE = '^[^\\u0000-\\u001f\\u007f]*$';
 /** A one-line string of at most `max` characters (`min` 1 for required text). */
-const line = (max: number, min = 0): Schema => ({ type: 'string', maxLength: max, ...(min ? { minLength: min } : {}), pattern: ONE_LINE });
+const line = (max: number, min = 0): Schema => ({
+  type: 'string',
+  maxLength: max,
+  ...(min ? { minLength: min } : {}),
+  pattern: ONE_LINE,
+});
 const lineOrNull = (max: number): Schema => ({ ...line(max), type: ['string', 'null'] });
 const textOrNull = (max: number): Schema => ({ type: ['string', 'null'], maxLength: max, pattern: NO_NUL });
 const search: Schema = { ...line(100), description: 'Text search (see the endpoint).' };
-const updatedSince: Schema = { ...ts, description: 'ISO 8601 date-time with offset; records with updated_at >= value.' };
+const updatedSince: Schema = {
+  ...ts,
+  description: 'ISO 8601 date-time with offset; records with updated_at >= value.',
+};
 const foreignId: Schema = { type: 'integer', minimum: 1, maximum: 2147483647 };
 
 // ---- list queries ----------------------------------------------------------------------------
@@ -52,7 +60,7 @@ export const packageListQuery = pageQuery(EXTERNAL_PER_PAGE, {
 
 /** GET /invoices query: page, per_page, search, status, customer_id, updated_since. */
 export const invoiceListQuery = pageQuery(EXTERNAL_PER_PAGE, {
-  search: { ...search, description: 'Substring of the invoice number or of the customer\'s name or code.' },
+  search: { ...search, description: "Substring of the invoice number or of the customer's name or code." },
   status: { type: 'string', enum: [...INVOICE_STATUSES] },
   customer_id: foreignId,
   updated_since: updatedSince,
@@ -60,7 +68,10 @@ export const invoiceListQuery = pageQuery(EXTERNAL_PER_PAGE, {
 
 /** GET /tickets query: page, per_page, search, status, priority, customer_id. */
 export const ticketListQuery = pageQuery(EXTERNAL_PER_PAGE, {
-  search: { ...search, description: 'Substring of the ticket number, type, external id, contact name or customer name.' },
+  search: {
+    ...search,
+    description: 'Substring of the ticket number, type, external id, contact name or customer name.',
+  },
   status: { type: 'string', enum: ['open', 'inprogress', 'resolved', 'closed'] },
   priority: { type: 'string', enum: ['high', 'medium', 'low'] },
   customer_id: foreignId,
@@ -84,7 +95,9 @@ export const onuListQuery = pageQuery(EXTERNAL_PER_PAGE, {
 
 /** Customer create payload (document 1) plus `mac_address` (DESIGN.md §6). */
 export const customerCreateBody: Schema = {
-  type: 'object', additionalProperties: false, required: ['name', 'phone', 'address'],
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'phone', 'address'],
   properties: {
     name: line(190, 1),
     phone: line(40, 1),
@@ -97,15 +110,19 @@ export const customerCreateBody: Schema = {
     service_type: { type: ['string', 'null'], enum: [...SERVICE_TYPES, null] },
     billing_cycle: { type: ['string', 'null'], enum: [...BILLING_CYCLES, null] },
     mac_address: {
-      type: ['string', 'null'], maxLength: 64,
-      description: 'Required for service_type dhcp and static. AA:BB:CC:DD:EE:FF, AABB.CCDD.EEFF or AABBCCDDEEFF; stored as AA:BB:CC:DD:EE:FF.',
+      type: ['string', 'null'],
+      maxLength: 64,
+      description:
+        'Required for service_type dhcp and static. AA:BB:CC:DD:EE:FF, AABB.CCDD.EEFF or AABBCCDDEEFF; stored as AA:BB:CC:DD:EE:FF.',
     },
   },
 };
 
 /** Ticket create payload (document 1). */
 export const ticketCreateBody: Schema = {
-  type: 'object', additionalProperties: false, required: ['type'],
+  type: 'object',
+  additionalProperties: false,
+  required: ['type'],
   properties: {
     type: line(190, 1),
     customer_id: { ...foreignId, type: ['integer', 'null'] },
@@ -127,26 +144,43 @@ const ref = (props: Record<string, Schema>): Schema => ({ type: ['object', 'null
 /** The tenant in health and me answers: id, slug, name, demo_mode. */
 export const tenantRead: Schema = {
   type: 'object',
-  properties: { id: { type: 'integer' }, slug: { type: 'string' }, name: { type: 'string' }, demo_mode: { type: 'boolean' } },
+  properties: {
+    id: { type: 'integer' },
+    slug: { type: 'string' },
+    name: { type: 'string' },
+    demo_mode: { type: 'boolean' },
+  },
 };
 
 /** Customer read shape (document 1) + mac_address; package `{id, name}` and onu (rx/tx power in dBm) or null. */
 export const customerRead: Schema = {
   type: 'object',
   properties: {
-    id: { type: 'integer' }, code: { type: 'string' }, name: { type: 'string' }, email: { type: ['string', 'null'] },
-    phone: { type: 'string' }, status: { type: 'string', enum: [...CUSTOMER_STATUSES] },
-    service_type: { type: 'string', enum: [...SERVICE_TYPES] }, customer_tier: { type: 'string' }, address: { type: 'string' },
-    latitude: { type: ['number', 'null'] }, longitude: { type: ['number', 'null'] },
-    billing_cycle: { type: 'string', enum: [...BILLING_CYCLES] }, billing_day: { type: ['integer', 'null'] },
+    id: { type: 'integer' },
+    code: { type: 'string' },
+    name: { type: 'string' },
+    email: { type: ['string', 'null'] },
+    phone: { type: 'string' },
+    status: { type: 'string', enum: [...CUSTOMER_STATUSES] },
+    service_type: { type: 'string', enum: [...SERVICE_TYPES] },
+    customer_tier: { type: 'string' },
+    address: { type: 'string' },
+    latitude: { type: ['number', 'null'] },
+    longitude: { type: ['number', 'null'] },
+    billing_cycle: { type: 'string', enum: [...BILLING_CYCLES] },
+    billing_day: { type: ['integer', 'null'] },
     mac_address: { type: ['string', 'null'] },
     package: ref({ id: { type: 'integer' }, name: { type: 'string' } }),
     onu: ref({
-      id: { type: 'integer' }, serial_number: { type: 'string' }, status: { type: 'string', enum: [...ONU_STATUSES] },
-      rx_power: { type: ['number', 'null'], description: 'dBm' }, tx_power: { type: ['number', 'null'], description: 'dBm' },
+      id: { type: 'integer' },
+      serial_number: { type: 'string' },
+      status: { type: 'string', enum: [...ONU_STATUSES] },
+      rx_power: { type: ['number', 'null'], description: 'dBm' },
+      tx_power: { type: ['number', 'null'], description: 'dBm' },
       last_seen: tsOrNull,
     }),
-    created_at: ts, updated_at: ts,
+    created_at: ts,
+    updated_at: ts,
   },
 };
 
@@ -154,12 +188,19 @@ export const customerRead: Schema = {
 export const invoiceRead: Schema = {
   type: 'object',
   properties: {
-    id: { type: 'integer' }, invoice_number: { type: 'string' }, customer_id: { type: 'integer' },
+    id: { type: 'integer' },
+    invoice_number: { type: 'string' },
+    customer_id: { type: 'integer' },
     customer: ref({ id: { type: 'integer' }, code: { type: 'string' }, name: { type: 'string' } }),
-    package_id: { type: ['integer', 'null'] }, amount: { type: 'number' }, status: { type: 'string', enum: [...INVOICE_STATUSES] },
-    due_date: { type: 'string', format: 'date' }, paid_at: tsOrNull,
-    period_start: { type: ['string', 'null'], format: 'date' }, period_end: { type: ['string', 'null'], format: 'date' },
-    created_at: ts, updated_at: ts,
+    package_id: { type: ['integer', 'null'] },
+    amount: { type: 'number' },
+    status: { type: 'string', enum: [...INVOICE_STATUSES] },
+    due_date: { type: 'string', format: 'date' },
+    paid_at: tsOrNull,
+    period_start: { type: ['string', 'null'], format: 'date' },
+    period_end: { type: ['string', 'null'], format: 'date' },
+    created_at: ts,
+    updated_at: ts,
   },
 };
 
@@ -169,7 +210,11 @@ export const customerDetailRead: Schema = {
   properties: {
     ...(customerRead.properties as Record<string, Schema>),
     latest_invoices: { type: 'array', items: invoiceRead, description: 'The 5 newest invoices.' },
-    latest_tickets: { type: 'array', items: { type: 'object' }, description: 'The 5 newest tickets (ticket read shape).' },
+    latest_tickets: {
+      type: 'array',
+      items: { type: 'object' },
+      description: 'The 5 newest tickets (ticket read shape).',
+    },
   },
 };
 
@@ -177,9 +222,17 @@ export const customerDetailRead: Schema = {
 export const packageRead: Schema = {
   type: 'object',
   properties: {
-    id: { type: 'integer' }, name: { type: 'string' }, description: { type: ['string', 'null'] }, price: { type: 'number' },
-    speed_down_kbps: { type: 'integer' }, speed_up_kbps: { type: 'integer' }, service_type: { type: 'string' },
-    is_active: { type: 'boolean' }, is_partner_package: { type: 'boolean' }, created_at: ts, updated_at: ts,
+    id: { type: 'integer' },
+    name: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    price: { type: 'number' },
+    speed_down_kbps: { type: 'integer' },
+    speed_up_kbps: { type: 'integer' },
+    service_type: { type: 'string' },
+    is_active: { type: 'boolean' },
+    is_partner_package: { type: 'boolean' },
+    created_at: ts,
+    updated_at: ts,
   },
 };
 
@@ -187,9 +240,16 @@ export const packageRead: Schema = {
 export const oltRead: Schema = {
   type: 'object',
   properties: {
-    id: { type: 'integer' }, name: { type: 'string' }, vendor: { type: ['string', 'null'] }, model: { type: ['string', 'null'] },
-    ip_address: { type: ['string', 'null'] }, location: { type: ['string', 'null'] }, status: { type: 'string', enum: [...OLT_STATUSES] },
-    pon_ports: { type: 'integer' }, created_at: ts, updated_at: ts,
+    id: { type: 'integer' },
+    name: { type: 'string' },
+    vendor: { type: ['string', 'null'] },
+    model: { type: ['string', 'null'] },
+    ip_address: { type: ['string', 'null'] },
+    location: { type: ['string', 'null'] },
+    status: { type: 'string', enum: [...OLT_STATUSES] },
+    pon_ports: { type: 'integer' },
+    created_at: ts,
+    updated_at: ts,
   },
 };
 
@@ -197,33 +257,50 @@ export const oltRead: Schema = {
 export const onuRead: Schema = {
   type: 'object',
   properties: {
-    id: { type: 'integer' }, customer_id: { type: ['integer', 'null'] },
+    id: { type: 'integer' },
+    customer_id: { type: ['integer', 'null'] },
     customer: ref({ id: { type: 'integer' }, code: { type: 'string' }, name: { type: 'string' } }),
     olt: ref({ id: { type: 'integer' }, name: { type: 'string' } }),
-    serial_number: { type: 'string' }, pon_port: { type: ['string', 'null'] },
-    rx_power: { type: ['number', 'null'], description: 'dBm' }, tx_power: { type: ['number', 'null'], description: 'dBm' },
-    bandwidth_pct: { type: ['number', 'null'], description: 'percent' }, status: { type: 'string', enum: [...ONU_STATUSES] },
-    uptime: { type: ['integer', 'null'], description: 'seconds' }, last_seen: tsOrNull, created_at: ts, updated_at: ts,
+    serial_number: { type: 'string' },
+    pon_port: { type: ['string', 'null'] },
+    rx_power: { type: ['number', 'null'], description: 'dBm' },
+    tx_power: { type: ['number', 'null'], description: 'dBm' },
+    bandwidth_pct: { type: ['number', 'null'], description: 'percent' },
+    status: { type: 'string', enum: [...ONU_STATUSES] },
+    uptime: { type: ['integer', 'null'], description: 'seconds' },
+    last_seen: tsOrNull,
+    created_at: ts,
+    updated_at: ts,
   },
 };
 
 /** GET /health answer (DESIGN.md §6): `{status: "ok", tenant, api_version: "v1", time}`. */
 export const healthRead: Schema = {
-  type: 'object', required: ['status', 'tenant', 'api_version', 'time'],
-  properties: { status: { type: 'string', enum: ['ok'] }, tenant: tenantRead, api_version: { type: 'string', enum: ['v1'] }, time: ts },
+  type: 'object',
+  required: ['status', 'tenant', 'api_version', 'time'],
+  properties: {
+    status: { type: 'string', enum: ['ok'] },
+    tenant: tenantRead,
+    api_version: { type: 'string', enum: ['v1'] },
+    time: ts,
+  },
 };
 
 /** GET /me answer (DESIGN.md §6): tenant, the token's owner (null when deleted) and the token (never its secret). */
 export const meRead: Schema = {
-  type: 'object', required: ['tenant', 'user', 'token'],
+  type: 'object',
+  required: ['tenant', 'user', 'token'],
   properties: {
     tenant: tenantRead,
     user: ref({ id: { type: 'integer' }, name: { type: 'string' }, email: { type: 'string' } }),
     token: {
       type: 'object',
       properties: {
-        id: { type: 'integer' }, name: { type: 'string' }, access: { type: 'string', enum: ['read', 'read_write'] },
-        abilities: { type: 'array', items: { type: 'string' } }, expires_at: tsOrNull,
+        id: { type: 'integer' },
+        name: { type: 'string' },
+        access: { type: 'string', enum: ['read', 'read_write'] },
+        abilities: { type: 'array', items: { type: 'string' } },
+        expires_at: tsOrNull,
       },
     },
   },

@@ -9,7 +9,12 @@ import { whereContains, type PageParams } from './query.js';
  */
 
 /** Validated query of the tickets list. */
-export interface TicketListQuery extends PageParams { search?: string; status?: string; priority?: string; customer_id?: number }
+export interface TicketListQuery extends PageParams {
+  search?: string;
+  status?: string;
+  priority?: string;
+  customer_id?: number;
+}
 
 /**
  * GET /api/external/v1/tickets: filters status, priority, customer_id, search (substring of the
@@ -22,11 +27,22 @@ export async function listTickets(scope: TenantScope, query: TicketListQuery) {
   if (query.customer_id) q.where('t.customer_id', query.customer_id);
   whereContains(q, ['t.ticket_number', 't.type', 't.external_id', 't.contact_name', 'c.name'], query.search);
   const [rows, count] = await Promise.all([
-    q.clone().orderBy([{ column: 't.created_at', order: 'desc' }, { column: 't.id', order: 'desc' }])
-      .limit(query.per_page).offset((query.page - 1) * query.per_page),
+    q
+      .clone()
+      .orderBy([
+        { column: 't.created_at', order: 'desc' },
+        { column: 't.id', order: 'desc' },
+      ])
+      .limit(query.per_page)
+      .offset((query.page - 1) * query.per_page),
     q.clone().clearSelect().count({ n: '*' }).first(),
   ]);
-  return envelope(rows.map(ticketShape), query.page, query.per_page, Number((count as { n: number } | undefined)?.n ?? 0));
+  return envelope(
+    rows.map(ticketShape),
+    query.page,
+    query.per_page,
+    Number((count as { n: number } | undefined)?.n ?? 0),
+  );
 }
 
 /**

@@ -26,11 +26,19 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
  */
 export function jsonBody(opts: BodyOptions): Koa.Middleware {
   const parse = koaBody({
-    json: true, jsonLimit: opts.limit, formLimit: opts.limit, urlencoded: opts.urlencoded ?? false,
-    multipart: false, text: false, jsonStrict: opts.strict ?? true,
+    json: true,
+    jsonLimit: opts.limit,
+    formLimit: opts.limit,
+    urlencoded: opts.urlencoded ?? false,
+    multipart: false,
+    text: false,
+    jsonStrict: opts.strict ?? true,
     onError: (err) => {
       const status = (err as { status?: unknown }).status;
-      throw Object.assign(err, { status: typeof status === 'number' && status >= 400 && status < 500 ? status : 400, expose: true });
+      throw Object.assign(err, {
+        status: typeof status === 'number' && status >= 400 && status < 500 ? status : 400,
+        expose: true,
+      });
     },
   });
   const when = opts.when ?? ((ctx: Koa.Context) => BODY_METHODS.has(ctx.method));

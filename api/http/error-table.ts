@@ -30,14 +30,29 @@ type Ctor = abstract new (...args: never[]) => Error;
 
 /** Errors of lower layers (jobs/, adapters, lib/) that carry no HTTP knowledge: class -> status, code, message. */
 const FOREIGN: [Ctor, Omit<HttpError, 'headers' | 'extra' | 'known'> & { headers?: Record<string, string> }][] = [
-  [QueueUnavailableError, {
-    status: 503, code: 'QUEUE_UNAVAILABLE', message: 'The job queue is unavailable. Retry later.', headers: { 'Retry-After': '5' },
-  }],
-  [MailAuthError, { status: 401, code: 'mailbox_auth_failed', message: 'The mail server refused the mailbox address or password.' }],
+  [
+    QueueUnavailableError,
+    {
+      status: 503,
+      code: 'QUEUE_UNAVAILABLE',
+      message: 'The job queue is unavailable. Retry later.',
+      headers: { 'Retry-After': '5' },
+    },
+  ],
+  [
+    MailAuthError,
+    { status: 401, code: 'mailbox_auth_failed', message: 'The mail server refused the mailbox address or password.' },
+  ],
   [EmailNotFoundError, { status: 404, code: 'email_not_found', message: 'No e-mail with this id in the mailbox.' }],
-  [MailServerError, { status: 502, code: 'mail_server_error', message: 'The mail server could not be reached or refused the request.' }],
+  [
+    MailServerError,
+    { status: 502, code: 'mail_server_error', message: 'The mail server could not be reached or refused the request.' },
+  ],
   [StorageLimitError, { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The file is larger than allowed.' }],
-  [StorageTypeError, { status: 415, code: 'UNSUPPORTED_FILE_TYPE', message: 'This type of file is not accepted here.' }],
+  [
+    StorageTypeError,
+    { status: 415, code: 'UNSUPPORTED_FILE_TYPE', message: 'This type of file is not accepted here.' },
+  ],
   [StorageNotFoundError, { status: 404, code: 'NOT_FOUND', message: 'File not found.' }],
 ];
 
@@ -61,7 +76,12 @@ const SERVER_ERROR = 'Server error. Contact the administrator with this request 
 
 function fromAppError(e: AppError): HttpError {
   return {
-    status: e.status, code: e.code, message: e.message, headers: { ...e.headers }, extra: { ...e.extra }, known: true,
+    status: e.status,
+    code: e.code,
+    message: e.message,
+    headers: { ...e.headers },
+    extra: { ...e.extra },
+    known: true,
     ...(e.errors ? { errors: e.errors } : {}),
   };
 }
@@ -94,7 +114,13 @@ export function describeError(e: unknown): HttpError {
   if (typeof pgCode === 'string' && PG_MAP[pgCode]) {
     const m = PG_MAP[pgCode];
     const col = (pgError as { column?: string }).column;
-    return { ...m, headers: {}, extra: {}, known: true, ...(m.status === 422 ? { errors: { [col ?? 'body']: [m.message] } } : {}) };
+    return {
+      ...m,
+      headers: {},
+      extra: {},
+      known: true,
+      ...(m.status === 422 ? { errors: { [col ?? 'body']: [m.message] } } : {}),
+    };
   }
   const http = e as { status?: unknown; expose?: unknown };
   if (http?.expose && typeof http.status === 'number' && http.status >= 400 && http.status < 500) {

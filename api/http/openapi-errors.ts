@@ -4,10 +4,15 @@ import { isDemoBlocked } from '../middleware/demo-guard.js';
 import { errorBody } from '../shared/schemas.js';
 
 /** A documented response header (OpenAPI Header Object without name/in). */
-export interface HeaderDef { description: string; schema: Record<string, unknown> }
+export interface HeaderDef {
+  description: string;
+  schema: Record<string, unknown>;
+}
 
 /** A common error response: its description plus optional response headers. */
-export interface CommonErrorDef extends ResponseDef { headers?: Record<string, HeaderDef> }
+export interface CommonErrorDef extends ResponseDef {
+  headers?: Record<string, HeaderDef>;
+}
 
 /** Rate-limit headers (DESIGN.md §6): sent on every answer of a rate-limited route. */
 export const RATE_LIMIT_HEADERS: Record<string, HeaderDef> = {
@@ -21,13 +26,16 @@ function forbiddenReasons(def: AnyWebRoute): string[] {
   const reasons: string[] = [];
   if (def.auth === 'integration') reasons.push('the token names no tenant');
   if (def.auth === 'platform') reasons.push('the user is not a platform admin');
-  if (def.access === 'write') reasons.push('a read-only integration token was used on a write (use a read_write token)');
+  if (def.access === 'write')
+    reasons.push('a read-only integration token was used on a write (use a read_write token)');
   if (def.permission) reasons.push(`the user lacks the permission \`${def.permission}\``);
   if (def.tenant) reasons.push('the user belongs to no tenant');
   const parts = reasons.length ? [`FORBIDDEN: ${reasons.join('; ')}.`] : [];
   if (def.module) parts.push(`\`module_disabled\`: the tenant switched the ${def.module} module off.`);
   if (isDemoBlocked(def.demoAction)) {
-    parts.push(`\`demo_guard_blocked\`: the tenant runs in demo mode and the action \`${def.demoAction}\` is blocked there.`);
+    parts.push(
+      `\`demo_guard_blocked\`: the tenant runs in demo mode and the action \`${def.demoAction}\` is blocked there.`,
+    );
   }
   return parts;
 }
@@ -55,22 +63,34 @@ export function webCommonErrors(def: AnyWebRoute, hasPathParams: boolean): Recor
   const forbidden = forbiddenReasons(def);
   if (forbidden.length) out[403] = { description: forbidden.join(' ') };
   if (hasPathParams || def.params) {
-    out[404] = { description: 'NOT_FOUND: no such record in the caller\'s tenant (another tenant\'s id answers 404 too).' };
+    out[404] = {
+      description: "NOT_FOUND: no such record in the caller's tenant (another tenant's id answers 404 too).",
+    };
   }
   if (def.idempotent) {
-    out[409] = { description: 'CONFLICT: the Idempotency-Key was used with a different body, or its first request is still running.' };
+    out[409] = {
+      description:
+        'CONFLICT: the Idempotency-Key was used with a different body, or its first request is still running.',
+    };
   }
   if (def.body) out[413] = { description: 'PAYLOAD_TOO_LARGE: the JSON body exceeds 1 MB.' };
   if (def.params || def.query || def.body || def.idempotent) {
-    out[422] = { description: 'VALIDATION_FAILED: invalid input; `errors` maps each field (dotted path) to its reasons.' };
+    out[422] = {
+      description: 'VALIDATION_FAILED: invalid input; `errors` maps each field (dotted path) to its reasons.',
+    };
   }
   if (def.rateLimited) {
     out[429] = {
       description: 'RATE_LIMITED: the token exceeded its per-minute limit; retry after Retry-After seconds.',
-      headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } }, ...RATE_LIMIT_HEADERS },
+      headers: {
+        'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+        ...RATE_LIMIT_HEADERS,
+      },
     };
   }
-  out[500] = { description: 'SERVER_ERROR: unexpected failure; the body carries the request id that is also in the server log.' };
+  out[500] = {
+    description: 'SERVER_ERROR: unexpected failure; the body carries the request id that is also in the server log.',
+  };
   for (const r of Object.values(out)) r.schema = errorBody;
   return out;
 }

@@ -15,14 +15,36 @@ import type { Schema } from './validation.js';
  *   (ajv-keywords), `formatMinimum`/`formatMaximum`/`formatExclusive*` (ajv-formats).
  */
 export const AJV_ONLY_KEYWORDS: ReadonlySet<string> = new Set([
-  '$async', '$id', '$schema', 'errorMessage', 'instanceof', 'typeof', 'regexp', 'transform', 'dynamicDefaults',
-  'formatMinimum', 'formatMaximum', 'formatExclusiveMinimum', 'formatExclusiveMaximum', 'removeAdditional',
+  '$async',
+  '$id',
+  '$schema',
+  'errorMessage',
+  'instanceof',
+  'typeof',
+  'regexp',
+  'transform',
+  'dynamicDefaults',
+  'formatMinimum',
+  'formatMaximum',
+  'formatExclusiveMinimum',
+  'formatExclusiveMaximum',
+  'removeAdditional',
 ]);
 
 /** Keywords whose value is one schema. */
 const SCHEMA_KEYS = new Set([
-  'items', 'additionalItems', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames',
-  'unevaluatedProperties', 'unevaluatedItems', 'contentSchema',
+  'items',
+  'additionalItems',
+  'additionalProperties',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'contentSchema',
 ]);
 /** Keywords whose value is an array of schemas. */
 const SCHEMA_ARRAY_KEYS = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
@@ -62,16 +84,26 @@ export function toOpenApiSchema(schema: Schema | boolean): Schema | boolean {
   for (const [key, value] of Object.entries(schema)) {
     if (AJV_ONLY_KEYWORDS.has(key) || isDataRef(value)) continue;
     if (key === 'nullable' || key === 'example' || key === 'dependencies') continue; // handled below
-    if (key === 'items' && tuple) { out.prefixItems = (value as Schema[]).map((s) => toOpenApiSchema(s)); continue; }
-    if (key === 'additionalItems') { if (tuple) out.items = toOpenApiSchema(value as Schema); continue; }
-    if (key === 'definitions') { out.$defs = convertMap(value); continue; }
+    if (key === 'items' && tuple) {
+      out.prefixItems = (value as Schema[]).map((s) => toOpenApiSchema(s));
+      continue;
+    }
+    if (key === 'additionalItems') {
+      if (tuple) out.items = toOpenApiSchema(value as Schema);
+      continue;
+    }
+    if (key === 'definitions') {
+      out.$defs = convertMap(value);
+      continue;
+    }
     if (SCHEMA_KEYS.has(key)) out[key] = toOpenApiSchema(value as Schema);
-    else if (SCHEMA_ARRAY_KEYS.has(key)) out[key] = Array.isArray(value) ? value.map((s) => toOpenApiSchema(s as Schema)) : value;
+    else if (SCHEMA_ARRAY_KEYS.has(key))
+      out[key] = Array.isArray(value) ? value.map((s) => toOpenApiSchema(s as Schema)) : value;
     else if (SCHEMA_MAP_KEYS.has(key)) out[key] = convertMap(value);
     else out[key] = structuredClone(value);
   }
   if (schema.nullable === true && schema.type !== undefined) {
-    const types = Array.isArray(schema.type) ? [...schema.type as string[]] : [schema.type as string];
+    const types = Array.isArray(schema.type) ? [...(schema.type as string[])] : [schema.type as string];
     if (!types.includes('null')) types.push('null');
     out.type = types;
   }

@@ -49,9 +49,18 @@ export interface OpenApiOperation {
   description?: string;
   tags: string[];
   security: Record<string, string[]>[];
-  parameters?: { name: string; in: 'path' | 'query' | 'header'; required: boolean; description?: string; schema: unknown }[];
+  parameters?: {
+    name: string;
+    in: 'path' | 'query' | 'header';
+    required: boolean;
+    description?: string;
+    schema: unknown;
+  }[];
   requestBody?: { required: boolean; content: { 'application/json': { schema: unknown } } };
-  responses: Record<string, { description: string; headers: Record<string, unknown>; content?: Record<string, { schema: unknown }> }>;
+  responses: Record<
+    string,
+    { description: string; headers: Record<string, unknown>; content?: Record<string, { schema: unknown }> }
+  >;
 }
 
 /** The document served at /openapi.json. */
@@ -61,7 +70,11 @@ export interface OpenApiDocument {
   servers: { url: string }[];
   tags: { name: string; description?: string }[];
   paths: Record<string, Record<string, OpenApiOperation>>;
-  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown>; headers: Record<string, unknown> };
+  components: {
+    schemas: Record<string, unknown>;
+    securitySchemes: Record<string, unknown>;
+    headers: Record<string, unknown>;
+  };
 }
 
 const PARAM = /[:*]([A-Za-z_$][A-Za-z0-9_$]*)/g;
@@ -71,7 +84,8 @@ const PARAM = /[:*]([A-Za-z_$][A-Za-z0-9_$]*)/g;
  * @throws Error for optional groups (`{...}`), which OpenAPI paths cannot express
  */
 export function pathParamNames(koaPath: string): string[] {
-  if (/[{}()]/.test(koaPath)) throw new Error(`OpenAPI: path ${koaPath} uses optional or regex segments; define one route per form`);
+  if (/[{}()]/.test(koaPath))
+    throw new Error(`OpenAPI: path ${koaPath} uses optional or regex segments; define one route per form`);
   return [...koaPath.matchAll(PARAM)].map((m) => m[1]);
 }
 
@@ -82,26 +96,38 @@ export function toOpenApiPath(koaPath: string): string {
 }
 
 function pascal(word: string): string {
-  return word.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+  return word
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('');
 }
 
 /** Stable operationId from method and path: `get /api/tokens/:id` -> `getApiTokensById`. */
 export function operationIdOf(method: string, koaPath: string): string {
-  const parts = koaPath.split('/').filter(Boolean).map((seg) => {
-    const p = /^[:*]([A-Za-z_$][A-Za-z0-9_$]*)$/.exec(seg);
-    return p ? `By${pascal(p[1])}` : pascal(seg);
-  });
+  const parts = koaPath
+    .split('/')
+    .filter(Boolean)
+    .map((seg) => {
+      const p = /^[:*]([A-Za-z_$][A-Za-z0-9_$]*)$/.exec(seg);
+      return p ? `By${pascal(p[1])}` : pascal(seg);
+    });
   return method.toLowerCase() + parts.join('');
 }
 
 const DEFAULT_SCHEMES: Record<string, Record<string, unknown>> = {
   integrationToken: {
-    type: 'http', scheme: 'bearer', bearerFormat: 'ispi_<id>_<secret><checksum>',
-    description: 'Integration token issued by a tenant admin (POST /api/integrations/api-tokens). Send `Authorization: Bearer <token>`.',
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'ispi_<id>_<secret><checksum>',
+    description:
+      'Integration token issued by a tenant admin (POST /api/integrations/api-tokens). Send `Authorization: Bearer <token>`.',
   },
   loginToken: {
-    type: 'http', scheme: 'bearer', bearerFormat: 'ispl_<id>_<secret><checksum>',
-    description: 'Login token from POST /api/auth/login. Platform routes need a platform admin\'s login token.',
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'ispl_<id>_<secret><checksum>',
+    description: "Login token from POST /api/auth/login. Platform routes need a platform admin's login token.",
   },
 };
 
@@ -130,17 +156,33 @@ function describe(s: Schema): { schema: Schema; description?: string } {
  * @throws Error when two routes share method+path or operationId, or a params property is not in the path
  */
 export function buildOpenApi<D extends DocRoute>(
-  routes: readonly D[], info: OpenApiInfo, options: OpenApiOptions<D> & Required<Pick<OpenApiOptions<D>, 'commonErrors' | 'securityFor'>>,
+  routes: readonly D[],
+  info: OpenApiInfo,
+  options: OpenApiOptions<D> & Required<Pick<OpenApiOptions<D>, 'commonErrors' | 'securityFor'>>,
 ): OpenApiDocument;
-export function buildOpenApi(routes: readonly AnyWebRoute[], info: OpenApiInfo, options?: OpenApiOptions<AnyWebRoute>): OpenApiDocument;
-export function buildOpenApi(routes: readonly AnyWebRoute[], info: OpenApiInfo, options: OpenApiOptions<AnyWebRoute> = {}): OpenApiDocument {
+export function buildOpenApi(
+  routes: readonly AnyWebRoute[],
+  info: OpenApiInfo,
+  options?: OpenApiOptions<AnyWebRoute>,
+): OpenApiDocument;
+export function buildOpenApi(
+  routes: readonly AnyWebRoute[],
+  info: OpenApiInfo,
+  options: OpenApiOptions<AnyWebRoute> = {},
+): OpenApiDocument {
   const errorSchema = options.errorSchema ?? errorBody;
   const commonErrors = options.commonErrors ?? webCommonErrors;
   const securityFor = options.securityFor ?? defaultSecurityFor;
   const rateLimitedFor = options.rateLimitedFor ?? ((d: AnyWebRoute) => !!d.rateLimited);
   const headers: Record<string, HeaderDef> = {
-    'X-Request-Id': { description: 'Request id; also in the server log line of this request.', schema: { type: 'string' } },
-    'Idempotent-Replayed': { description: '`true` when the response replays the first request with this Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+    'X-Request-Id': {
+      description: 'Request id; also in the server log line of this request.',
+      schema: { type: 'string' },
+    },
+    'Idempotent-Replayed': {
+      description: '`true` when the response replays the first request with this Idempotency-Key.',
+      schema: { type: 'string', enum: ['true'] },
+    },
     ...RATE_LIMIT_HEADERS,
   };
   const used = new Set<string>();
@@ -150,7 +192,11 @@ export function buildOpenApi(routes: readonly AnyWebRoute[], info: OpenApiInfo, 
     servers: [{ url: info.serverUrl }],
     tags: [],
     paths: {},
-    components: { schemas: { Error: toOpenApiSchema(errorSchema) }, securitySchemes: options.securitySchemes ?? DEFAULT_SCHEMES, headers: {} },
+    components: {
+      schemas: { Error: toOpenApiSchema(errorSchema) },
+      securitySchemes: options.securitySchemes ?? DEFAULT_SCHEMES,
+      headers: {},
+    },
   };
   const opIds = new Set<string>();
   for (const def of routes) {
@@ -159,7 +205,8 @@ export function buildOpenApi(routes: readonly AnyWebRoute[], info: OpenApiInfo, 
     const operationId = operationIdOf(def.method, def.path);
     const item = (doc.paths[path] ??= {});
     if (item[def.method]) throw new Error(`OpenAPI: ${def.method.toUpperCase()} ${def.path} is defined twice`);
-    if (opIds.has(operationId)) throw new Error(`OpenAPI: operationId ${operationId} (${def.method.toUpperCase()} ${def.path}) is not unique`);
+    if (opIds.has(operationId))
+      throw new Error(`OpenAPI: operationId ${operationId} (${def.method.toUpperCase()} ${def.path}) is not unique`);
     opIds.add(operationId);
     if (!doc.tags.some((t) => t.name === def.tag)) {
       const description = options.tagDescriptions?.[def.tag];
@@ -169,43 +216,70 @@ export function buildOpenApi(routes: readonly AnyWebRoute[], info: OpenApiInfo, 
     const parameters: NonNullable<OpenApiOperation['parameters']> = [];
     const pathProps = def.params ? objectProperties(def.params).properties : {};
     for (const name of Object.keys(pathProps)) {
-      if (!names.includes(name)) throw new Error(`OpenAPI: params property ${name} of ${def.method.toUpperCase()} ${def.path} is not in the path`);
+      if (!names.includes(name))
+        throw new Error(
+          `OpenAPI: params property ${name} of ${def.method.toUpperCase()} ${def.path} is not in the path`,
+        );
     }
     for (const name of names) {
-      const { schema, description } = pathProps[name] ? describe(pathProps[name]) : { schema: { type: 'string' }, description: undefined };
+      const { schema, description } = pathProps[name]
+        ? describe(pathProps[name])
+        : { schema: { type: 'string' }, description: undefined };
       parameters.push({ name, in: 'path', required: true, ...(description ? { description } : {}), schema });
     }
     if (def.query) {
       const { properties, required } = objectProperties(def.query);
       for (const [name, s] of Object.entries(properties)) {
         const { schema, description } = describe(s);
-        parameters.push({ name, in: 'query', required: required.has(name), ...(description ? { description } : {}), schema });
+        parameters.push({
+          name,
+          in: 'query',
+          required: required.has(name),
+          ...(description ? { description } : {}),
+          schema,
+        });
       }
     }
     if (def.idempotent) {
       parameters.push({
-        name: 'Idempotency-Key', in: 'header', required: false,
-        description: 'Optional. A retry with the same key and body within 24 h replays the first response and creates nothing; the same key with another body answers 409.',
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'Optional. A retry with the same key and body within 24 h replays the first response and creates nothing; the same key with another body answers 409.',
         schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
       });
     }
 
     const responses: OpenApiOperation['responses'] = {};
     const common = commonErrors(def, names.length > 0);
-    const statuses = [...new Set([...Object.keys(def.responses), ...Object.keys(common)].map(Number))].sort((a, b) => a - b);
+    const statuses = [...new Set([...Object.keys(def.responses), ...Object.keys(common)].map(Number))].sort(
+      (a, b) => a - b,
+    );
     for (const status of statuses) {
       const own = def.responses[status];
       const base = common[status];
       const schema = own?.schema ?? base?.schema ?? (status >= 400 ? errorSchema : undefined);
       const headerNames = ['X-Request-Id', ...(rateLimitedFor(def) ? Object.keys(RATE_LIMIT_HEADERS) : [])];
       if (def.idempotent && status < 300) headerNames.push('Idempotent-Replayed');
-      for (const [n, h] of Object.entries(base?.headers ?? {})) { headers[n] ??= h; headerNames.push(n); }
+      for (const [n, h] of Object.entries(base?.headers ?? {})) {
+        headers[n] ??= h;
+        headerNames.push(n);
+      }
       const refs = [...new Set(headerNames)];
       refs.forEach((n) => used.add(n));
       responses[String(status)] = {
         description: own?.description ?? base!.description,
         headers: Object.fromEntries(refs.map((n) => [n, { $ref: `#/components/headers/${n}` }])),
-        ...(schema ? { content: { 'application/json': { schema: schema === errorSchema ? { $ref: '#/components/schemas/Error' } : toOpenApiSchema(schema) } } } : {}),
+        ...(schema
+          ? {
+              content: {
+                'application/json': {
+                  schema: schema === errorSchema ? { $ref: '#/components/schemas/Error' } : toOpenApiSchema(schema),
+                },
+              },
+            }
+          : {}),
       };
     }
 
@@ -217,13 +291,18 @@ export function buildOpenApi(routes: readonly AnyWebRoute[], info: OpenApiInfo, 
       tags: [def.tag],
       security: scheme ? [{ [scheme]: [] }] : [],
       ...(parameters.length ? { parameters } : {}),
-      ...(def.body ? { requestBody: {
-        required: objectProperties(def.body).required.size > 0,
-        content: { 'application/json': { schema: toOpenApiSchema(def.body) } },
-      } } : {}),
+      ...(def.body
+        ? {
+            requestBody: {
+              required: objectProperties(def.body).required.size > 0,
+              content: { 'application/json': { schema: toOpenApiSchema(def.body) } },
+            },
+          }
+        : {}),
       responses,
     };
   }
-  for (const name of used) doc.components.headers[name] = { description: headers[name].description, schema: headers[name].schema };
+  for (const name of used)
+    doc.components.headers[name] = { description: headers[name].description, schema: headers[name].schema };
   return doc;
 }

@@ -5,7 +5,9 @@ import { MethodNotAllowed, RouteNotFound } from '../errors.js';
 import { describeError, type HttpError } from './error-table.js';
 
 /** The part of ctx.state the request log reads and writes. */
-export interface RequestLogState { requestId: string }
+export interface RequestLogState {
+  requestId: string;
+}
 
 /** What a service plugs into requestLog(). */
 export interface RequestLogOptions<C extends Koa.Context> {
@@ -61,7 +63,11 @@ export function requestLog<C extends Koa.ParameterizedContext<RequestLogState> &
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const line = {
-        request_id: requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10,
+        request_id: requestId,
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        ms: Math.round(ms * 10) / 10,
         ...opts.logFields(ctx),
       };
       const logger = opts.logger ? opts.logger(ctx) : ctx.deps.logger;

@@ -4,7 +4,10 @@ import compose from 'koa-compose';
 import { bodyAjv, queryAjv, validate, type Schema } from './validation.js';
 
 /** One documented response of a route. */
-export interface ResponseDef { description: string; schema?: Schema }
+export interface ResponseDef {
+  description: string;
+  schema?: Schema;
+}
 
 /** HTTP methods of the route tables. */
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -13,7 +16,11 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type Input = Record<string, unknown>;
 
 /** The validated input a route's handler reads from ctx.state. */
-export interface Validated<P, Q, B> { params: P; query: Q; body: B }
+export interface Validated<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+}
 
 /** A route's context with its validated input typed: `ctx.state.body.name` needs no cast. */
 export type RouteContext<C, P, Q, B> = C & { state: Validated<P, Q, B> };
@@ -68,7 +75,9 @@ export interface MountOptions<C, D> {
 /** Names of the path parameters whose params schema is `type: 'integer'`. */
 export function integerParams(params: Schema | undefined): string[] {
   const props = (params?.properties ?? {}) as Record<string, { type?: unknown }>;
-  return Object.entries(props).filter(([, s]) => s?.type === 'integer').map(([name]) => name);
+  return Object.entries(props)
+    .filter(([, s]) => s?.type === 'integer')
+    .map(([name]) => name);
 }
 
 /**
@@ -81,9 +90,10 @@ export function integerParams(params: Schema | undefined): string[] {
  * @param defs the route table
  * @param opts the service's hooks
  */
-export function mountRoutes<C extends Koa.ParameterizedContext<Partial<Validated<Input, Input, Input>>>, D extends AnyRoute<C>>(
-  router: Router, defs: readonly D[], opts: MountOptions<C, D>,
-): void {
+export function mountRoutes<
+  C extends Koa.ParameterizedContext<Partial<Validated<Input, Input, Input>>>,
+  D extends AnyRoute<C>,
+>(router: Router, defs: readonly D[], opts: MountOptions<C, D>): void {
   for (const def of defs) {
     const chain: Middleware<C>[] = [...opts.before(def)];
     chain.push(async (ctx, next) => {
@@ -92,13 +102,15 @@ export function mountRoutes<C extends Koa.ParameterizedContext<Partial<Validated
       ctx.state.query = def.query ? validate(queryAjv, def.query, { ...ctx.query }) : { ...ctx.query };
       const body = (ctx.request as unknown as { body?: unknown }).body;
       if (def.body) {
-        const copy = body && typeof body === 'object' && !Array.isArray(body) ? structuredClone(body) : body ?? {};
+        const copy = body && typeof body === 'object' && !Array.isArray(body) ? structuredClone(body) : (body ?? {});
         ctx.state.body = validate(bodyAjv, def.body, copy);
       } else ctx.state.body = {};
       return next();
     });
     if (opts.after) chain.push(...opts.after(def));
-    chain.push(async (ctx) => { await def.handler(ctx as RouteContext<C, unknown, unknown, unknown>); });
+    chain.push(async (ctx) => {
+      await def.handler(ctx as RouteContext<C, unknown, unknown, unknown>);
+    });
     const run = compose(chain as compose.Middleware<C>[]);
     const ids = opts.digitIds ? integerParams(def.params) : [];
     // one middleware per route: a non-digit id calls next() and so falls through to the next matching route
@@ -107,7 +119,9 @@ export function mountRoutes<C extends Koa.ParameterizedContext<Partial<Validated
       if (ids.some((n) => raw[n] !== undefined && !/^[0-9]+$/.test(raw[n]))) return next();
       await run(ctx);
     };
-    const register = (router as unknown as Record<HttpMethod, (path: string, ...mw: Middleware<C>[]) => void>)[def.method];
+    const register = (router as unknown as Record<HttpMethod, (path: string, ...mw: Middleware<C>[]) => void>)[
+      def.method
+    ];
     register.call(router, def.path, route);
   }
 }

@@ -8,7 +8,13 @@ const addFormats = (addFormatsPkg as unknown as { default: typeof addFormatsPkg 
 export type Schema = Record<string, unknown>;
 
 function makeAjv(coerce: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: true, coerceTypes: coerce, useDefaults: true, removeAdditional: true, strict: false });
+  const ajv = new Ajv({
+    allErrors: true,
+    coerceTypes: coerce,
+    useDefaults: true,
+    removeAdditional: true,
+    strict: false,
+  });
   (addFormats as unknown as (a: Ajv) => void)(ajv);
   return ajv;
 }
@@ -23,7 +29,10 @@ const cache = new WeakMap<object, ValidateFunction>();
 /** Compiles a schema once (cached by identity). */
 export function compile(ajv: Ajv, schema: Schema): ValidateFunction {
   let fn = cache.get(schema);
-  if (!fn) { fn = ajv.compile(schema); cache.set(schema, fn); }
+  if (!fn) {
+    fn = ajv.compile(schema);
+    cache.set(schema, fn);
+  }
   return fn;
 }
 
@@ -36,16 +45,26 @@ function fieldOf(e: ErrorObject): string {
 function reason(e: ErrorObject, field: string): string {
   const name = field.split('.').pop()!.replace(/_/g, ' ');
   switch (e.keyword) {
-    case 'required': return `The ${name} field is required.`;
-    case 'type': return `The ${name} field must be ${String((e.params as { type: string }).type).replace(',', ' or ')}.`;
-    case 'enum': return `The selected ${name} is invalid. Allowed: ${((e.params as { allowedValues: unknown[] }).allowedValues).filter((v) => v !== null).join(', ')}.`;
-    case 'format': return `The ${name} field must be a valid ${(e.params as { format: string }).format}.`;
-    case 'minimum': return `The ${name} field must be at least ${(e.params as { limit: number }).limit}.`;
-    case 'maximum': return `The ${name} field must not be greater than ${(e.params as { limit: number }).limit}.`;
-    case 'minLength': return `The ${name} field must be at least ${(e.params as { limit: number }).limit} characters.`;
-    case 'maxLength': return `The ${name} field must not be greater than ${(e.params as { limit: number }).limit} characters.`;
-    case 'pattern': return `The ${name} field format is invalid.`;
-    default: return `The ${name} field ${e.message ?? 'is invalid'}.`;
+    case 'required':
+      return `The ${name} field is required.`;
+    case 'type':
+      return `The ${name} field must be ${String((e.params as { type: string }).type).replace(',', ' or ')}.`;
+    case 'enum':
+      return `The selected ${name} is invalid. Allowed: ${(e.params as { allowedValues: unknown[] }).allowedValues.filter((v) => v !== null).join(', ')}.`;
+    case 'format':
+      return `The ${name} field must be a valid ${(e.params as { format: string }).format}.`;
+    case 'minimum':
+      return `The ${name} field must be at least ${(e.params as { limit: number }).limit}.`;
+    case 'maximum':
+      return `The ${name} field must not be greater than ${(e.params as { limit: number }).limit}.`;
+    case 'minLength':
+      return `The ${name} field must be at least ${(e.params as { limit: number }).limit} characters.`;
+    case 'maxLength':
+      return `The ${name} field must not be greater than ${(e.params as { limit: number }).limit} characters.`;
+    case 'pattern':
+      return `The ${name} field format is invalid.`;
+    default:
+      return `The ${name} field ${e.message ?? 'is invalid'}.`;
   }
 }
 
@@ -55,7 +74,7 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldEr
   for (const e of errors ?? []) {
     if (e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf') continue;
     const f = fieldOf(e);
-    (out[f] ??= []);
+    out[f] ??= [];
     const r = reason(e, f);
     if (!out[f].includes(r)) out[f].push(r);
   }

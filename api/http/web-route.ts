@@ -59,7 +59,10 @@ export function mountWebRoutes(router: Router, defs: readonly AnyWebRoute[], hoo
     before: (def) => [
       authenticate(def.auth, def.rateLimited ? hooks.rateLimit : undefined),
       authorize({ access: def.access, permission: def.permission, module: def.module, tenant: def.tenant }),
-      async (ctx, next) => { assertDemoAllowed(ctx.state.tenant, def.demoAction); return next(); },
+      async (ctx, next) => {
+        assertDemoAllowed(ctx.state.tenant, def.demoAction);
+        return next();
+      },
     ],
     after: (def) => [...(def.idempotent && hooks.idempotency ? [hooks.idempotency] : []), ...(def.middleware ?? [])],
   });

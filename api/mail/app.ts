@@ -23,7 +23,9 @@ function createRuntime(deps: MailDeps): MailRuntime {
   const get = () => {
     if (!events) {
       const conn = deps.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
-      conn.on('error', () => { /* surfaced by the waiting request */ });
+      conn.on('error', () => {
+        /* surfaced by the waiting request */
+      });
       const qe = new QueueEvents(MAILBOX_CREATE_QUEUE, { connection: conn, prefix: deps.queues.prefix });
       qe.on('error', (err) => deps.logger.warn({ err: err.message }, 'mailbox-create queue events error'));
       events = { qe, conn };
@@ -67,14 +69,25 @@ export function createMailApp(deps: MailDeps): { app: Koa<MailState>; router: Ro
 
   const router = new Router();
   const rl = deps.config.rateLimit ?? DEFAULT_MAIL_RATE_LIMIT;
-  mountMailRoutes(router, mailRoutes, { rateLimit: keyRateLimit(deps.redis, { points: rl.points, durationSeconds: rl.durationSeconds, keyPrefix: deps.config.rateLimitPrefix }) });
+  mountMailRoutes(router, mailRoutes, {
+    rateLimit: keyRateLimit(deps.redis, {
+      points: rl.points,
+      durationSeconds: rl.durationSeconds,
+      keyPrefix: deps.config.rateLimitPrefix,
+    }),
+  });
   app.use(router.routes() as unknown as Koa.Middleware<MailState>);
   app.use(router.allowedMethods() as unknown as Koa.Middleware<MailState>);
 
   const docs = createMailDocsRouter(mailRoutes, deps.config.mailBaseUrl).router;
   app.use(docs.routes() as unknown as Koa.Middleware<MailState>);
 
-  const dashboard = createDashboardRouter({ knex: deps.knex, redis: deps.redis, logger: deps.logger, config: { mailBaseUrl: deps.config.mailBaseUrl, appKey: deps.config.appKey } });
+  const dashboard = createDashboardRouter({
+    knex: deps.knex,
+    redis: deps.redis,
+    logger: deps.logger,
+    config: { mailBaseUrl: deps.config.mailBaseUrl, appKey: deps.config.appKey },
+  });
   app.use(dashboard.routes() as unknown as Koa.Middleware<MailState>);
   app.use(dashboard.allowedMethods() as unknown as Koa.Middleware<MailState>);
 

@@ -18,7 +18,10 @@ export const MAIL_ERRORS = {
   mailbox_not_allowed: { status: 403, message: 'The API key may not access this mailbox.' },
   mailbox_not_found: { status: 404, message: 'The mailbox is not registered in the service.' },
   invalid_request: { status: 422, message: 'The request is incomplete or invalid.' },
-  mailbox_password_required: { status: 422, message: 'Send the mailbox password in the X-Mailbox-Password header or the mailbox_password body field.' },
+  mailbox_password_required: {
+    status: 422,
+    message: 'Send the mailbox password in the X-Mailbox-Password header or the mailbox_password body field.',
+  },
   mail_server_error: { status: 502, message: 'The mail server could not be reached or refused the request.' },
   // decided by us (docs/mailbox-api.md)
   domain_not_allowed: { status: 403, message: 'The API key may not create mailboxes in this domain.' },
@@ -28,10 +31,16 @@ export const MAIL_ERRORS = {
   not_found: { status: 404, message: 'Route not found.' },
   method_not_allowed: { status: 405, message: 'Method not allowed on this route.' },
   mailbox_exists: { status: 409, message: 'The mailbox already exists.' },
-  panel_not_configured: { status: 409, message: 'The domain has no mail panel configured; an operator must add one before mailboxes can be created.' },
+  panel_not_configured: {
+    status: 409,
+    message: 'The domain has no mail panel configured; an operator must add one before mailboxes can be created.',
+  },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   rate_limited: { status: 429, message: 'Too many requests for this API key. Retry later.' },
-  server_error: { status: 500, message: 'Server error. Contact the administrator with this request id and the request time.' },
+  server_error: {
+    status: 500,
+    message: 'Server error. Contact the administrator with this request id and the request time.',
+  },
   queue_unavailable: { status: 503, message: 'The job queue is unavailable. Retry later.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -53,15 +53,25 @@ export function mailCommonErrors(def: AnyMailRoute): Record<number, CommonErrorD
     if (def.password) add(401, ERR('mailbox_auth_failed'));
     add(403, ERR('forbidden', `the API key lacks the scope ${def.scope}.`));
   }
-  if (def.resolve === 'mailbox') { add(403, ERR('mailbox_not_allowed')); add(404, ERR('mailbox_not_found')); }
-  if (def.resolve === 'domain') { add(403, ERR('domain_not_allowed')); add(404, ERR('domain_not_found')); }
+  if (def.resolve === 'mailbox') {
+    add(403, ERR('mailbox_not_allowed'));
+    add(404, ERR('mailbox_not_found'));
+  }
+  if (def.resolve === 'domain') {
+    add(403, ERR('domain_not_allowed'));
+    add(404, ERR('domain_not_found'));
+  }
   if (def.body) add(413, ERR('payload_too_large', 'the JSON body exceeds 1 MB.'));
-  if (def.params || def.query || def.body) add(422, ERR('invalid_request', 'invalid input; `errors` maps each field to its reasons.'));
+  if (def.params || def.query || def.body)
+    add(422, ERR('invalid_request', 'invalid input; `errors` maps each field to its reasons.'));
   if (def.password) add(422, ERR('mailbox_password_required'));
   if (def.scope) {
     out[429] = {
       description: ERR('rate_limited'),
-      headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } }, ...RATE_LIMIT_HEADERS },
+      headers: {
+        'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+        ...RATE_LIMIT_HEADERS,
+      },
     };
   }
   add(500, ERR('server_error', 'unexpected failure; the body carries the request id that is also in the server log.'));
@@ -78,29 +88,39 @@ export function mailCommonErrors(def: AnyMailRoute): Record<number, CommonErrorD
  * @throws Error from buildOpenApi (duplicate route or operationId)
  */
 export function buildMailOpenApi(routes: readonly AnyMailRoute[], serverUrl: string): OpenApiDocument {
-  const doc = buildOpenApi(routes, { title: 'Mailbox API', version: VERSION, serverUrl, description: DESCRIPTION }, {
-    errorSchema: mailErrorBody,
-    commonErrors: mailCommonErrors,
-    securitySchemes: {
-      apiKey: {
-        type: 'http', scheme: 'bearer', bearerFormat: 'mbxk_<id>_<secret><checksum>',
-        description: 'API key created by an operator in the dashboard (/login). Send `Authorization: Bearer <API_KEY>`.',
+  const doc = buildOpenApi(
+    routes,
+    { title: 'Mailbox API', version: VERSION, serverUrl, description: DESCRIPTION },
+    {
+      errorSchema: mailErrorBody,
+      commonErrors: mailCommonErrors,
+      securitySchemes: {
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'mbxk_<id>_<secret><checksum>',
+          description:
+            'API key created by an operator in the dashboard (/login). Send `Authorization: Bearer <API_KEY>`.',
+        },
+      },
+      securityFor: (def) => (def.scope === null ? null : 'apiKey'),
+      rateLimitedFor: (def) => def.scope !== null,
+      tagDescriptions: {
+        index: 'Discovery.',
+        mailboxes: "The key's mailboxes; creating mailboxes in the key's domain.",
+        emails: "Reading, replying and sending over the mailbox's IMAP and SMTP (mailbox password required).",
       },
     },
-    securityFor: (def) => (def.scope === null ? null : 'apiKey'),
-    rateLimitedFor: (def) => def.scope !== null,
-    tagDescriptions: {
-      index: 'Discovery.',
-      mailboxes: 'The key\'s mailboxes; creating mailboxes in the key\'s domain.',
-      emails: 'Reading, replying and sending over the mailbox\'s IMAP and SMTP (mailbox password required).',
-    },
-  });
+  );
   for (const def of routes) {
     if (!def.password) continue;
     const op = doc.paths[def.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}')][def.method];
     (op.parameters ??= []).push({
-      name: 'X-Mailbox-Password', in: 'header', required: false,
-      description: 'The mailbox password (or send `mailbox_password` in the JSON body). Required one way or the other: without it the answer is 422 mailbox_password_required.',
+      name: 'X-Mailbox-Password',
+      in: 'header',
+      required: false,
+      description:
+        'The mailbox password (or send `mailbox_password` in the JSON body). Required one way or the other: without it the answer is 422 mailbox_password_required.',
       schema: { type: 'string' },
     });
   }
@@ -113,7 +133,10 @@ export function buildMailOpenApi(routes: readonly AnyMailRoute[], serverUrl: str
  * The document is built once, here.
  * @returns the router and the document
  */
-export function createMailDocsRouter(routes: readonly AnyMailRoute[], serverUrl: string): { router: Router; doc: OpenApiDocument } {
+export function createMailDocsRouter(
+  routes: readonly AnyMailRoute[],
+  serverUrl: string,
+): { router: Router; doc: OpenApiDocument } {
   const doc = buildMailOpenApi(routes, serverUrl);
   const router = new Router();
   serveDocs(router, doc, 'Mailbox API', serverUrl);

@@ -17,7 +17,9 @@ import { createMailApp } from './app.js';
  * connections, Redis and the database pool.
  * @throws ConfigError naming the bad variable
  */
-export async function startMail(env?: NodeJS.ProcessEnv): Promise<{ server: http.Server; url: string; close(): Promise<void> }> {
+export async function startMail(
+  env?: NodeJS.ProcessEnv,
+): Promise<{ server: http.Server; url: string; close(): Promise<void> }> {
   const config = loadMailServerConfig(env);
   const rateLimit = { points: config.mailRateLimit, durationSeconds: 60 };
   const logger = createLogger(config.logLevel);
@@ -28,7 +30,11 @@ export async function startMail(env?: NodeJS.ProcessEnv): Promise<{ server: http
   const ca = config.mailTlsCaFile ? await readFile(config.mailTlsCaFile) : undefined;
   const mailClient = createMailboxClient({ logger, ...(ca ? { tls: { ca } } : {}) });
   const { app, close: closeApp } = createMailApp({
-    knex, redis, logger, queues, mailClient,
+    knex,
+    redis,
+    logger,
+    queues,
+    mailClient,
     config: { mailBaseUrl: config.mailBaseUrl, appKey: config.appKey, rateLimit, trustProxy: config.trustProxy },
   });
   const server = http.createServer(app.callback());
@@ -37,7 +43,10 @@ export async function startMail(env?: NodeJS.ProcessEnv): Promise<{ server: http
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
-      await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeIdleConnections(); });
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
       await closeApp();
       await queues.close();
       await mailClient.close();

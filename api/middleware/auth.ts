@@ -13,9 +13,21 @@ import type { AppContext, AuthInfo, TenantInfo } from '../context.js';
 export type AuthKind = 'public' | 'integration' | 'login' | 'platform';
 
 interface TokenRow {
-  id: number; type: string; tenant_id: number | null; user_id: number | null; token_hash: Buffer; access: string | null;
-  abilities: string[]; last_used_at: Date | null; expires_at: Date | null;
-  tenant_slug: string | null; tenant_name: string | null; tenant_demo_mode: boolean | null; tenant_modules: string[] | null; tenant_settings: Record<string, unknown> | null; tenant_timezone: string | null;
+  id: number;
+  type: string;
+  tenant_id: number | null;
+  user_id: number | null;
+  token_hash: Buffer;
+  access: string | null;
+  abilities: string[];
+  last_used_at: Date | null;
+  expires_at: Date | null;
+  tenant_slug: string | null;
+  tenant_name: string | null;
+  tenant_demo_mode: boolean | null;
+  tenant_modules: string[] | null;
+  tenant_settings: Record<string, unknown> | null;
+  tenant_timezone: string | null;
 }
 
 /**
@@ -23,11 +35,14 @@ interface TokenRow {
  * its type, revocation and expiry checked in the query, and its tenant. A fixed named statement
  * (db/statement.ts): parsed and planned once per connection. $1 token id, $2 token type.
  */
-const ACTIVE_TOKEN = statement('auth_active_token', `SELECT t.id, t.type, t.tenant_id, t.user_id, t.token_hash, t.access, t.abilities,
+const ACTIVE_TOKEN = statement(
+  'auth_active_token',
+  `SELECT t.id, t.type, t.tenant_id, t.user_id, t.token_hash, t.access, t.abilities,
   t.last_used_at, t.expires_at, tn.slug AS tenant_slug, tn.name AS tenant_name, tn.demo_mode AS tenant_demo_mode,
   tn.modules AS tenant_modules, tn.settings AS tenant_settings, tn.timezone AS tenant_timezone
 FROM auth_tokens t LEFT JOIN tenants tn ON tn.id = t.tenant_id
-WHERE t.id = $1 AND t.type = $2 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`);
+WHERE t.id = $1 AND t.type = $2 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
+);
 
 /**
  * Looks a parsed token up: one query by primary key that also checks type, revocation and expiry;
@@ -45,14 +60,22 @@ export async function findActiveToken(ctx: AppContext, raw: string, type: TokenK
 /** Writes last_used_at at most once a minute per token (fire and forget; a failure is logged). */
 export function touchToken(ctx: AppContext, row: TokenRow): void {
   if (row.last_used_at && Date.now() - new Date(row.last_used_at).getTime() < 60_000) return;
-  ctx.deps.knex('auth_tokens').where({ id: row.id })
-    .where((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', ctx.deps.knex.raw(`now() - interval '1 minute'`)))
+  ctx.deps
+    .knex('auth_tokens')
+    .where({ id: row.id })
+    .where((q) =>
+      q.whereNull('last_used_at').orWhere('last_used_at', '<', ctx.deps.knex.raw(`now() - interval '1 minute'`)),
+    )
     .update({ last_used_at: ctx.deps.knex.fn.now() })
     .catch((err: unknown) => ctx.deps.logger.warn({ err, token_id: row.id }, 'last_used_at update failed'));
 }
 
 async function loadTenant(ctx: AppContext, id: number): Promise<TenantInfo | null> {
-  const t = await ctx.deps.knex('tenants').select('id', 'slug', 'name', 'demo_mode', 'modules', 'settings', 'timezone').where({ id }).first();
+  const t = await ctx.deps
+    .knex('tenants')
+    .select('id', 'slug', 'name', 'demo_mode', 'modules', 'settings', 'timezone')
+    .where({ id })
+    .first();
   return t ?? null;
 }
 
@@ -94,15 +117,24 @@ export function authenticate(kind: AuthKind, rateLimit?: TokenRateLimiter) {
     }
     const abilities = Array.isArray(row.abilities) ? row.abilities : [];
     const auth: AuthInfo = {
-      kind: kind === 'integration' ? 'integration' : 'login', tokenId: Number(row.id), userId: row.user_id, tenantId: null,
-      access: (row.access as AuthInfo['access']) ?? null, abilities, roles: [], permissions: [], isPlatformAdmin: false,
+      kind: kind === 'integration' ? 'integration' : 'login',
+      tokenId: Number(row.id),
+      userId: row.user_id,
+      tenantId: null,
+      access: (row.access as AuthInfo['access']) ?? null,
+      abilities,
+      roles: [],
+      permissions: [],
+      isPlatformAdmin: false,
       expiresAt: row.expires_at,
     };
     if (kind === 'integration') {
       auth.tenantId = tenantFromAbilities(abilities);
       if (auth.tenantId === null || auth.tenantId !== row.tenant_id) throw new Forbidden('This token has no tenant.');
     } else {
-      const user = row.user_id ? await ctx.deps.knex('users').select('id', 'tenant_id', 'is_platform_admin').where({ id: row.user_id }).first() : null;
+      const user = row.user_id
+        ? await ctx.deps.knex('users').select('id', 'tenant_id', 'is_platform_admin').where({ id: row.user_id }).first()
+        : null;
       if (!user) throw new Unauthenticated();
       auth.tenantId = user.tenant_id;
       auth.isPlatformAdmin = user.is_platform_admin;
@@ -110,9 +142,18 @@ export function authenticate(kind: AuthKind, rateLimit?: TokenRateLimiter) {
       if (kind === 'platform' && !auth.isPlatformAdmin) throw new Forbidden('A platform admin is required.');
     }
     if (auth.tenantId !== null) {
-      const tenant = auth.tenantId === row.tenant_id && row.tenant_slug !== null
-        ? { id: row.tenant_id, slug: row.tenant_slug, name: row.tenant_name!, demo_mode: !!row.tenant_demo_mode, modules: row.tenant_modules ?? [], settings: row.tenant_settings ?? {}, timezone: row.tenant_timezone ?? undefined }
-        : await loadTenant(ctx, auth.tenantId);
+      const tenant =
+        auth.tenantId === row.tenant_id && row.tenant_slug !== null
+          ? {
+              id: row.tenant_id,
+              slug: row.tenant_slug,
+              name: row.tenant_name!,
+              demo_mode: !!row.tenant_demo_mode,
+              modules: row.tenant_modules ?? [],
+              settings: row.tenant_settings ?? {},
+              timezone: row.tenant_timezone ?? undefined,
+            }
+          : await loadTenant(ctx, auth.tenantId);
       if (!tenant) throw new Forbidden('This token has no tenant.');
       ctx.state.tenant = tenant;
       ctx.state.scope = new TenantScope(ctx.deps.knex, tenant.id);
@@ -132,7 +173,12 @@ export function authenticate(kind: AuthKind, rateLimit?: TokenRateLimiter) {
  * - tenant: login routes that need an active tenant (403 for users without one).
  * @throws Forbidden, ModuleDisabled
  */
-export function authorize(opts: { access?: 'read' | 'write'; permission?: Permission; module?: ModuleName; tenant?: boolean }) {
+export function authorize(opts: {
+  access?: 'read' | 'write';
+  permission?: Permission;
+  module?: ModuleName;
+  tenant?: boolean;
+}) {
   return async (ctx: AppContext, next: Next): Promise<void> => {
     const auth = ctx.state.auth;
     if (!auth) return next();

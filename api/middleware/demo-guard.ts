@@ -42,6 +42,9 @@ export function isDemoBlocked(action: string | undefined): action is DemoAction 
  * @param action the route's action name
  * @throws DemoGuardBlocked (403 demo_guard_blocked) naming the action
  */
-export function assertDemoAllowed(tenant: { demo_mode: boolean } | null | undefined, action: DemoAction | undefined): void {
+export function assertDemoAllowed(
+  tenant: { demo_mode: boolean } | null | undefined,
+  action: DemoAction | undefined,
+): void {
   if (action && tenant?.demo_mode && BLOCKED.has(action)) throw new DemoGuardBlocked(action);
 }

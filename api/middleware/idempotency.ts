@@ -10,7 +10,10 @@ export const IDEMPOTENCY_TTL_HOURS = 24;
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object') {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v ?? null);
 }
@@ -29,14 +32,21 @@ export function idempotency() {
     const key = ctx.get('idempotency-key');
     if (!key) return next();
     if (key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
-      throw new ValidationFailed({ 'Idempotency-Key': ['The Idempotency-Key header must be 1-255 visible ASCII characters.'] });
+      throw new ValidationFailed({
+        'Idempotency-Key': ['The Idempotency-Key header must be 1-255 visible ASCII characters.'],
+      });
     }
     const scope = ctx.state.scope!;
     const knex = ctx.deps.knex;
     const route = `${ctx.method} ${(ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? ctx.path}`;
-    const hash = createHash('sha256').update(canonical((ctx.request as unknown as { body?: unknown }).body ?? null)).digest('hex');
-    await scope.table('idempotency_keys').where({ scope: route, key })
-      .where('created_at', '<', knex.raw(`now() - interval '${IDEMPOTENCY_TTL_HOURS} hours'`)).delete();
+    const hash = createHash('sha256')
+      .update(canonical((ctx.request as unknown as { body?: unknown }).body ?? null))
+      .digest('hex');
+    await scope
+      .table('idempotency_keys')
+      .where({ scope: route, key })
+      .where('created_at', '<', knex.raw(`now() - interval '${IDEMPOTENCY_TTL_HOURS} hours'`))
+      .delete();
     const inserted = await knex.raw(
       `INSERT INTO idempotency_keys (tenant_id, scope, key, request_hash) VALUES (?, ?, ?, ?)
        ON CONFLICT (tenant_id, scope, key) DO NOTHING RETURNING id`,
@@ -44,8 +54,10 @@ export function idempotency() {
     );
     if (inserted.rows.length === 0) {
       const prior = await scope.table('idempotency_keys').where({ scope: route, key }).first();
-      if (!prior || prior.request_hash !== hash) throw new Conflict('This Idempotency-Key was already used with a different request body.');
-      if (prior.response_status === null) throw new Conflict('A request with this Idempotency-Key is still being processed.');
+      if (!prior || prior.request_hash !== hash)
+        throw new Conflict('This Idempotency-Key was already used with a different request body.');
+      if (prior.response_status === null)
+        throw new Conflict('A request with this Idempotency-Key is still being processed.');
       ctx.status = prior.response_status;
       ctx.body = prior.response_body;
       ctx.set('Idempotent-Replayed', 'true');
@@ -59,7 +71,9 @@ export function idempotency() {
       throw e;
     }
     if (ctx.status >= 200 && ctx.status < 300) {
-      await knex('idempotency_keys').where({ id }).update({ response_status: ctx.status, response_body: JSON.stringify(ctx.body ?? null) });
+      await knex('idempotency_keys')
+        .where({ id })
+        .update({ response_status: ctx.status, response_body: JSON.stringify(ctx.body ?? null) });
     } else {
       await knex('idempotency_keys').where({ id }).delete();
     }

@@ -48,16 +48,23 @@ export function rateLimitBucket(token: string): string {
  * @param redis connection used for the counters
  * @param opts points per window and window length in seconds; keyPrefix for isolation (tests)
  */
-export function tokenRateLimit(redis: Redis, opts: { points: number; durationSeconds: number; keyPrefix?: string }): TokenRateLimiter {
+export function tokenRateLimit(
+  redis: Redis,
+  opts: { points: number; durationSeconds: number; keyPrefix?: string },
+): TokenRateLimiter {
   const limiter = new RateLimiterRedis({
-    storeClient: redis, points: opts.points, duration: opts.durationSeconds, keyPrefix: opts.keyPrefix ?? 'rl:token',
+    storeClient: redis,
+    points: opts.points,
+    duration: opts.durationSeconds,
+    keyPrefix: opts.keyPrefix ?? 'rl:token',
   });
   const reset = (res: RateLimiterRes) => String(Math.ceil((Date.now() + res.msBeforeNext) / 1000));
   return {
     consume(token) {
       return limiter.consume(rateLimitBucket(token), 1).then(
         (res): RateDecision => ({ kind: 'allowed', res }),
-        (e: unknown): RateDecision => (e instanceof RateLimiterRes ? { kind: 'refused', res: e } : { kind: 'unavailable', error: e }),
+        (e: unknown): RateDecision =>
+          e instanceof RateLimiterRes ? { kind: 'refused', res: e } : { kind: 'unavailable', error: e },
       );
     },
     apply(ctx, decision) {
@@ -69,7 +76,9 @@ export function tokenRateLimit(redis: Redis, opts: { points: number; durationSec
       const { res } = decision;
       if (decision.kind === 'refused') {
         throw new RateLimited(Math.max(1, Math.ceil(res.msBeforeNext / 1000)), {
-          'X-RateLimit-Limit': String(opts.points), 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': reset(res),
+          'X-RateLimit-Limit': String(opts.points),
+          'X-RateLimit-Remaining': '0',
+          'X-RateLimit-Reset': reset(res),
         });
       }
       ctx.set('X-RateLimit-Limit', String(opts.points));
@@ -77,7 +86,9 @@ export function tokenRateLimit(redis: Redis, opts: { points: number; durationSec
       ctx.set('X-RateLimit-Reset', reset(res));
     },
     discard(token) {
-      limiter.delete(rateLimitBucket(token)).catch(() => { /* the key expires with its window anyway */ });
+      limiter.delete(rateLimitBucket(token)).catch(() => {
+        /* the key expires with its window anyway */
+      });
     },
   };
 }

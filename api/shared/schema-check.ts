@@ -20,17 +20,26 @@ export const RECHECK_MS = 30_000;
  * @throws SchemaMissing (503 with the code and Retry-After) naming the missing tables
  */
 export async function requireTables(
-  knex: Knex, code: SchemaMissingCode, tables: readonly string[], now: number = Date.now(),
+  knex: Knex,
+  code: SchemaMissingCode,
+  tables: readonly string[],
+  now: number = Date.now(),
 ): Promise<void> {
   const key = [...tables].sort().join(',');
   if (present.has(key)) return;
   const cached = missingAt.get(key);
   if (cached && now - cached.at < RECHECK_MS) throw new SchemaMissing(code, cached.missing);
   const rows: { table_name: string }[] = await knex('information_schema.tables')
-    .where('table_schema', knex.raw('current_schema()')).whereIn('table_name', [...tables]).select('table_name');
+    .where('table_schema', knex.raw('current_schema()'))
+    .whereIn('table_name', [...tables])
+    .select('table_name');
   const found = new Set(rows.map((r) => r.table_name));
   const missing = tables.filter((t) => !found.has(t));
-  if (!missing.length) { present.add(key); missingAt.delete(key); return; }
+  if (!missing.length) {
+    present.add(key);
+    missingAt.delete(key);
+    return;
+  }
   missingAt.set(key, { at: now, missing });
   throw new SchemaMissing(code, missing);
 }

@@ -1,7 +1,10 @@
 import { InvalidTransition } from '../errors.js';
 
 /** One action of a state machine: the states it is allowed from and the state it leads to. */
-export interface TransitionDef<S extends string> { from: readonly S[]; to: S }
+export interface TransitionDef<S extends string> {
+  from: readonly S[];
+  to: S;
+}
 
 /** A state machine built from a table of allowed transitions (stateMachine()). */
 export interface StateMachine<S extends string, A extends string> {
@@ -23,7 +26,9 @@ export interface StateMachine<S extends string, A extends string> {
  * @param table the allowed transitions, e.g. `{ approve: { from: ['pending'], to: 'approved' } }`
  * @returns the guard
  */
-export function stateMachine<S extends string, A extends string>(table: Record<A, TransitionDef<S>>): StateMachine<S, A> {
+export function stateMachine<S extends string, A extends string>(
+  table: Record<A, TransitionDef<S>>,
+): StateMachine<S, A> {
   const actions = Object.keys(table) as A[];
   return {
     can: (state, action) => table[action]?.from.includes(state) ?? false,

@@ -7,17 +7,46 @@
 
 /** Permissions named by document 2, "Authentication" 2. */
 const SPEC_PERMISSIONS = [
-  'sales.view', 'sales.create', 'sales.update', 'sales.approve', 'sales.invoice', 'sales.fulfill',
-  'paypoint.view', 'invoices.view', 'invoices.manage', 'schedules.view', 'schedules.manage', 'homebase.manage',
-  'account.security', 'file_manager.view', 'file_manager.upload', 'file_manager.delete', 'file_manager.admin',
-  'office_assets.view', 'settings.view', 'settings.manage',
+  'sales.view',
+  'sales.create',
+  'sales.update',
+  'sales.approve',
+  'sales.invoice',
+  'sales.fulfill',
+  'paypoint.view',
+  'invoices.view',
+  'invoices.manage',
+  'schedules.view',
+  'schedules.manage',
+  'homebase.manage',
+  'account.security',
+  'file_manager.view',
+  'file_manager.upload',
+  'file_manager.delete',
+  'file_manager.admin',
+  'office_assets.view',
+  'settings.view',
+  'settings.manage',
 ] as const;
 
 /** Permissions DESIGN.md §10 adds for the ones document 2 leaves unnamed. */
 const DESIGN_PERMISSIONS = [
-  'finance.manage', 'inventory.view', 'inventory.manage', 'partners.view', 'partners.manage', 'app_builder.manage',
-  'wabot.manage', 'email.manage', 'customers.view', 'customers.manage', 'customers.import', 'network.manage',
-  'tickets.view', 'tickets.update', 'tickets.assign', 'users.manage',
+  'finance.manage',
+  'inventory.view',
+  'inventory.manage',
+  'partners.view',
+  'partners.manage',
+  'app_builder.manage',
+  'wabot.manage',
+  'email.manage',
+  'customers.view',
+  'customers.manage',
+  'customers.import',
+  'network.manage',
+  'tickets.view',
+  'tickets.update',
+  'tickets.assign',
+  'users.manage',
 ] as const;
 
 /** Every permission, in catalogue order. */
@@ -40,18 +69,38 @@ export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
   'Super Admin': PERMISSIONS,
   Administrator: PERMISSIONS.filter((p) => p !== 'file_manager.admin'),
   technician: [
-    'tickets.view', 'tickets.update', 'customers.view', 'schedules.view', 'file_manager.view', 'file_manager.upload',
+    'tickets.view',
+    'tickets.update',
+    'customers.view',
+    'schedules.view',
+    'file_manager.view',
+    'file_manager.upload',
     'inventory.view',
   ],
   staff: [
-    'tickets.view', 'tickets.update', 'customers.view', 'invoices.view', 'paypoint.view', 'sales.view', 'schedules.view',
+    'tickets.view',
+    'tickets.update',
+    'customers.view',
+    'invoices.view',
+    'paypoint.view',
+    'sales.view',
+    'schedules.view',
     'file_manager.view',
   ],
 };
 
 /** Tenant modules that can be switched on or off per tenant (DESIGN.md §10 "tenant modules"). */
 export const MODULES = [
-  'sales', 'paypoint', 'finance', 'inventory', 'attendance', 'tickets', 'wabot', 'app_builder', 'file_manager', 'email',
+  'sales',
+  'paypoint',
+  'finance',
+  'inventory',
+  'attendance',
+  'tickets',
+  'wabot',
+  'app_builder',
+  'file_manager',
+  'email',
 ] as const;
 /** One of MODULES. */
 export type ModuleName = (typeof MODULES)[number];

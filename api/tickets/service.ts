@@ -13,8 +13,16 @@ export const REOPEN_ROLES = ['Super Admin', 'Administrator'];
 
 /** Input of createTicket (document 1, ticket create payload). */
 export interface TicketInput {
-  type: string; customer_id?: number | null; onu_id?: number | null; priority?: Priority | null; status?: 'open' | 'inprogress' | null;
-  description?: string | null; location_text?: string | null; contact_name?: string | null; contact_phone?: string | null; external_id?: string | null;
+  type: string;
+  customer_id?: number | null;
+  onu_id?: number | null;
+  priority?: Priority | null;
+  status?: 'open' | 'inprogress' | null;
+  description?: string | null;
+  location_text?: string | null;
+  contact_name?: string | null;
+  contact_phone?: string | null;
+  external_id?: string | null;
 }
 
 /**
@@ -23,7 +31,12 @@ export interface TicketInput {
  * @param source external | admin | portal | incident | bot (DESIGN.md §6)
  * @throws ValidationFailed when customer_id or onu_id is not a record of the same tenant
  */
-export async function createTicket(scope: TenantScope, settings: Record<string, unknown>, input: TicketInput, source: string): Promise<number> {
+export async function createTicket(
+  scope: TenantScope,
+  settings: Record<string, unknown>,
+  input: TicketInput,
+  source: string,
+): Promise<number> {
   return scope.knex.transaction(async (trx) => {
     const s = scope.withTransaction(trx);
     const errors: Record<string, string[]> = {};
@@ -37,13 +50,27 @@ export async function createTicket(scope: TenantScope, settings: Record<string, 
     const priority = input.priority ?? 'medium';
     const now = new Date();
     const n = await s.nextNumber('ticket', trx);
-    const row = await s.insert('tickets', {
-      ticket_number: `TCK-${String(n).padStart(6, '0')}`, source, external_id: input.external_id ?? null,
-      customer_id: input.customer_id ?? null, onu_id: input.onu_id ?? null, type: input.type, priority,
-      status: input.status ?? 'open', description: input.description ?? null, location_text: input.location_text ?? null,
-      contact_name: input.contact_name ?? null, contact_phone: input.contact_phone ?? null,
-      ...dueDates(settings, priority, now), created_at: now, updated_at: now,
-    }, trx);
+    const row = await s.insert(
+      'tickets',
+      {
+        ticket_number: `TCK-${String(n).padStart(6, '0')}`,
+        source,
+        external_id: input.external_id ?? null,
+        customer_id: input.customer_id ?? null,
+        onu_id: input.onu_id ?? null,
+        type: input.type,
+        priority,
+        status: input.status ?? 'open',
+        description: input.description ?? null,
+        location_text: input.location_text ?? null,
+        contact_name: input.contact_name ?? null,
+        contact_phone: input.contact_phone ?? null,
+        ...dueDates(settings, priority, now),
+        created_at: now,
+        updated_at: now,
+      },
+      trx,
+    );
     return row.id;
   });
 }
@@ -54,7 +81,12 @@ export async function createTicket(scope: TenantScope, settings: Record<string, 
  * 422 field error telling them to reopen through an admin. Sets resolved_at / closed_at.
  * @throws NotFound for an id outside the tenant; ValidationFailed for a refused reopen
  */
-export async function changeStatus(scope: TenantScope, id: number, status: TicketStatus, actorRoles: string[]): Promise<void> {
+export async function changeStatus(
+  scope: TenantScope,
+  id: number,
+  status: TicketStatus,
+  actorRoles: string[],
+): Promise<void> {
   await scope.knex.transaction(async (trx) => {
     const s = scope.withTransaction(trx);
     const t = await s.table('tickets').where({ id }).forUpdate().first('id', 'status', 'resolved_at', 'responded_at');
@@ -70,8 +102,14 @@ export async function changeStatus(scope: TenantScope, id: number, status: Ticke
     const patch: Record<string, unknown> = { status, updated_at: now };
     if (status === 'inprogress' && !t.responded_at) patch.responded_at = now;
     if (status === 'resolved') patch.resolved_at = now;
-    if (status === 'closed') { patch.closed_at = now; if (!t.resolved_at) patch.resolved_at = now; }
-    if (reopening) { patch.resolved_at = null; patch.closed_at = null; }
+    if (status === 'closed') {
+      patch.closed_at = now;
+      if (!t.resolved_at) patch.resolved_at = now;
+    }
+    if (reopening) {
+      patch.resolved_at = null;
+      patch.closed_at = null;
+    }
     await s.table('tickets').where({ id }).update(patch);
   });
 }
@@ -88,24 +126,48 @@ export async function ticketById(scope: TenantScope, id: number) {
 
 /** The select behind every ticket read (lists and detail). */
 export function ticketQuery(scope: TenantScope) {
-  return scope.table('tickets', 't')
+  return scope
+    .table('tickets', 't')
     .leftJoin('customers as c', 'c.id', 't.customer_id')
     .leftJoin('onus as o', 'o.id', 't.onu_id')
     .leftJoin('users as u', 'u.id', 't.assigned_to')
-    .select('t.*', 'c.code as c_code', 'c.name as c_name', 'o.serial_number as o_serial', 'o.status as o_status', 'u.name as u_name', 'u.email as u_email');
+    .select(
+      't.*',
+      'c.code as c_code',
+      'c.name as c_name',
+      'o.serial_number as o_serial',
+      'o.status as o_status',
+      'u.name as u_name',
+      'u.email as u_email',
+    );
 }
 
 /** Row (from ticketQuery) -> read shape. */
 export function ticketShape(r: Record<string, any>) {
   return {
-    id: r.id, ticket_number: r.ticket_number, source: r.source, external_id: r.external_id,
-    customer_id: r.customer_id, customer: r.customer_id ? { id: r.customer_id, code: r.c_code, name: r.c_name } : null,
+    id: r.id,
+    ticket_number: r.ticket_number,
+    source: r.source,
+    external_id: r.external_id,
+    customer_id: r.customer_id,
+    customer: r.customer_id ? { id: r.customer_id, code: r.c_code, name: r.c_name } : null,
     onu: r.onu_id ? { id: r.onu_id, serial_number: r.o_serial, status: r.o_status } : null,
-    assigned_to: r.assigned_to, assignee: r.assigned_to ? { id: r.assigned_to, name: r.u_name, email: r.u_email } : null,
-    type: r.type, priority: r.priority, status: r.status, description: r.description, location_text: r.location_text,
-    contact_name: r.contact_name, contact_phone: r.contact_phone, sla_breached: r.sla_breached,
-    response_due_at: iso(r.response_due_at), resolution_due_at: iso(r.resolution_due_at),
-    responded_at: iso(r.responded_at), resolved_at: iso(r.resolved_at), closed_at: iso(r.closed_at),
-    created_at: iso(r.created_at), updated_at: iso(r.updated_at),
+    assigned_to: r.assigned_to,
+    assignee: r.assigned_to ? { id: r.assigned_to, name: r.u_name, email: r.u_email } : null,
+    type: r.type,
+    priority: r.priority,
+    status: r.status,
+    description: r.description,
+    location_text: r.location_text,
+    contact_name: r.contact_name,
+    contact_phone: r.contact_phone,
+    sla_breached: r.sla_breached,
+    response_due_at: iso(r.response_due_at),
+    resolution_due_at: iso(r.resolution_due_at),
+    responded_at: iso(r.responded_at),
+    resolved_at: iso(r.resolved_at),
+    closed_at: iso(r.closed_at),
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
   };
 }

@@ -6,7 +6,10 @@
 export type Priority = 'high' | 'medium' | 'low';
 
 /** SLA targets of one priority, in minutes from the ticket's creation. */
-export interface SlaTargets { response_minutes: number; resolution_minutes: number }
+export interface SlaTargets {
+  response_minutes: number;
+  resolution_minutes: number;
+}
 
 /** The platform's targets when the tenant sets none (DESIGN.md §6). */
 export const DEFAULT_SLA: Record<Priority, SlaTargets> = {
@@ -20,7 +23,10 @@ export function slaFor(settings: Record<string, unknown> | null | undefined, pri
   const o = (settings?.sla as Record<string, Partial<SlaTargets>> | undefined)?.[priority];
   const d = DEFAULT_SLA[priority];
   const pos = (v: unknown, def: number) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : def);
-  return { response_minutes: pos(o?.response_minutes, d.response_minutes), resolution_minutes: pos(o?.resolution_minutes, d.resolution_minutes) };
+  return {
+    response_minutes: pos(o?.response_minutes, d.response_minutes),
+    resolution_minutes: pos(o?.resolution_minutes, d.resolution_minutes),
+  };
 }
 
 /** response_due_at and resolution_due_at for a ticket opened at `openedAt`. */

@@ -2,7 +2,9 @@ import type { Schema } from '../http/validation.js';
 
 /** Integration token create payload (document 1). */
 export const tokenCreateBody: Schema = {
-  type: 'object', required: ['name'], additionalProperties: false,
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 190 },
     access: { type: 'string', enum: ['read', 'read_write'], default: 'read' },
@@ -12,12 +14,19 @@ export const tokenCreateBody: Schema = {
 
 /** Integration token info shape (document 1). */
 export const tokenInfo: Schema = {
-  type: 'object', required: ['id', 'name', 'access', 'created_by', 'abilities', 'last_used_at', 'expires_at', 'created_at'],
+  type: 'object',
+  required: ['id', 'name', 'access', 'created_by', 'abilities', 'last_used_at', 'expires_at', 'created_at'],
   properties: {
-    id: { type: 'integer' }, name: { type: 'string' }, access: { type: 'string', enum: ['read', 'read_write'] },
+    id: { type: 'integer' },
+    name: { type: 'string' },
+    access: { type: 'string', enum: ['read', 'read_write'] },
     created_by: {
       type: ['object', 'null'],
-      properties: { id: { type: ['integer', 'null'] }, name: { type: ['string', 'null'] }, email: { type: ['string', 'null'] } },
+      properties: {
+        id: { type: ['integer', 'null'] },
+        name: { type: ['string', 'null'] },
+        email: { type: ['string', 'null'] },
+      },
     },
     abilities: { type: 'array', items: { type: 'string' } },
     last_used_at: { type: ['string', 'null'], format: 'date-time' },

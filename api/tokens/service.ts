@@ -11,7 +11,11 @@ export function abilitiesFor(tenantId: number, access: 'read' | 'read_write'): s
 }
 
 /** The validated body of POST /api/integrations/api-tokens (api/tokens/schemas.ts). */
-export interface TokenInput { name: string; access: 'read' | 'read_write'; expires_at?: string | null }
+export interface TokenInput {
+  name: string;
+  access: 'read' | 'read_write';
+  expires_at?: string | null;
+}
 
 /** An integration token with its creator, as the list reads it. */
 type TokenWithCreator = AuthToken & { user?: { id: number; name: string; email: string } | null };
@@ -19,15 +23,23 @@ type TokenWithCreator = AuthToken & { user?: { id: number; name: string; email: 
 /** Row -> info shape of document 1 (never the hash). */
 export function tokenInfo(t: TokenWithCreator) {
   return {
-    id: Number(t.id), name: t.name, access: t.access, abilities: t.abilities,
+    id: Number(t.id),
+    name: t.name,
+    access: t.access,
+    abilities: t.abilities,
     created_by: t.user ? { id: t.user.id, name: t.user.name, email: t.user.email } : null,
-    last_used_at: iso(t.last_used_at), expires_at: iso(t.expires_at), created_at: iso(t.created_at),
+    last_used_at: iso(t.last_used_at),
+    expires_at: iso(t.expires_at),
+    created_at: iso(t.created_at),
   };
 }
 
 /** The tenant's integration tokens that are not revoked, with their creator (AuthToken through the scope). */
 function activeTokens(scope: TenantScope) {
-  return scope.query<AuthToken>(AuthToken).where('auth_tokens.type', 'integration').whereNull('auth_tokens.revoked_at')
+  return scope
+    .query<AuthToken>(AuthToken)
+    .where('auth_tokens.type', 'integration')
+    .whereNull('auth_tokens.revoked_at')
     .withGraphJoined('user(creator)')
     .modifiers({ creator: (q) => q.select('users.id', 'users.name', 'users.email') });
 }
@@ -40,7 +52,8 @@ function activeTokens(scope: TenantScope) {
  */
 export async function listTokens(scope: TenantScope) {
   const rows = await activeTokens(scope).orderBy([
-    { column: 'auth_tokens.created_at', order: 'desc' }, { column: 'auth_tokens.id', order: 'desc' },
+    { column: 'auth_tokens.created_at', order: 'desc' },
+    { column: 'auth_tokens.id', order: 'desc' },
   ]);
   return rows.map(tokenInfo);
 }
@@ -61,11 +74,18 @@ export async function createToken(scope: TenantScope, userId: number, input: Tok
   }
   const { id, token } = await scope.knex.transaction(async (trx) => {
     const issued = await issueToken(trx, 'integration', {
-      tenant_id: scope.tenantId, user_id: userId, name: input.name, access: input.access,
-      abilities: abilitiesFor(scope.tenantId, input.access), expires_at: expires,
+      tenant_id: scope.tenantId,
+      user_id: userId,
+      name: input.name,
+      access: input.access,
+      abilities: abilitiesFor(scope.tenantId, input.access),
+      expires_at: expires,
     });
     await recordAudit(scope.withTransaction(trx), {
-      userId, action: 'integrations.token_created', subject: { type: 'auth_tokens', id: issued.id }, ip,
+      userId,
+      action: 'integrations.token_created',
+      subject: { type: 'auth_tokens', id: issued.id },
+      ip,
       after: { name: input.name, access: input.access, expires_at: expires?.toISOString() ?? null },
     });
     return issued;
@@ -81,15 +101,25 @@ export async function createToken(scope: TenantScope, userId: number, input: Tok
  * @param actor who revokes it, for the audit entry `integrations.token_revoked`
  * @throws NotFound for an unknown id, another tenant's id, or an already revoked token
  */
-export async function revokeIntegrationToken(scope: TenantScope, id: number, actor: { userId: number | null; ip?: string | null }) {
+export async function revokeIntegrationToken(
+  scope: TenantScope,
+  id: number,
+  actor: { userId: number | null; ip?: string | null },
+) {
   const row = await activeTokens(scope).findById(id);
   if (!row) throw new NotFound('Token');
   await scope.knex.transaction(async (trx) => {
-    const n = await scope.query<AuthToken>(AuthToken, trx).where({ id, type: 'integration' }).whereNull('revoked_at')
+    const n = await scope
+      .query<AuthToken>(AuthToken, trx)
+      .where({ id, type: 'integration' })
+      .whereNull('revoked_at')
       .patch({ revoked_at: new Date(), updated_at: new Date() });
     if (n) {
       await recordAudit(scope.withTransaction(trx), {
-        userId: actor.userId, action: 'integrations.token_revoked', subject: { type: 'auth_tokens', id }, ip: actor.ip ?? null,
+        userId: actor.userId,
+        action: 'integrations.token_revoked',
+        subject: { type: 'auth_tokens', id },
+        ip: actor.ip ?? null,
         before: { name: row.name, access: row.access },
       });
     }

@@ -114,12 +114,16 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamps(true, true);
     t.unique(['tenant_id', 'code']);
   });
-  await knex.raw(`ALTER TABLE customers ADD CONSTRAINT customers_status_check CHECK (status IN ('active','suspended','terminated'))`);
+  await knex.raw(
+    `ALTER TABLE customers ADD CONSTRAINT customers_status_check CHECK (status IN ('active','suspended','terminated'))`,
+  );
   await knex.raw(`ALTER TABLE customers ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
     to_tsvector('simple', coalesce(name,'') || ' ' || code || ' ' || phone || ' ' || coalesce(email,'') || ' ' || regexp_replace(coalesce(email,''), '[@._+-]', ' ', 'g'))
   ) STORED`);
   await knex.raw(`CREATE INDEX customers_tenant_recent ON customers (tenant_id, created_at DESC, id DESC)`);
-  await knex.raw(`CREATE INDEX customers_tenant_status_recent ON customers (tenant_id, status, created_at DESC, id DESC)`);
+  await knex.raw(
+    `CREATE INDEX customers_tenant_status_recent ON customers (tenant_id, status, created_at DESC, id DESC)`,
+  );
   await knex.raw(`CREATE INDEX customers_tenant_updated ON customers (tenant_id, updated_at)`);
   await knex.raw(`CREATE INDEX customers_search ON customers USING gin (search_vector)`);
 
@@ -175,8 +179,12 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['tenant_id', 'customer_id']);
     t.index(['tenant_id', 'updated_at']);
   });
-  await knex.raw(`ALTER TABLE invoices ADD CONSTRAINT invoices_status_check CHECK (status IN ('unpaid','paid','overdue','cancelled'))`);
-  await knex.raw(`CREATE INDEX invoices_tenant_status_recent ON invoices (tenant_id, status, created_at DESC, id DESC)`);
+  await knex.raw(
+    `ALTER TABLE invoices ADD CONSTRAINT invoices_status_check CHECK (status IN ('unpaid','paid','overdue','cancelled'))`,
+  );
+  await knex.raw(
+    `CREATE INDEX invoices_tenant_status_recent ON invoices (tenant_id, status, created_at DESC, id DESC)`,
+  );
   await knex.raw(`CREATE INDEX invoices_overdue_scan ON invoices (due_date) WHERE status = 'unpaid'`);
 
   await knex.schema.createTable('tickets', (t) => {
@@ -206,10 +214,16 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['tenant_id', 'customer_id']);
     t.index(['tenant_id', 'status', 'priority']);
   });
-  await knex.raw(`ALTER TABLE tickets ADD CONSTRAINT tickets_status_check CHECK (status IN ('open','inprogress','resolved','closed'))`);
-  await knex.raw(`ALTER TABLE tickets ADD CONSTRAINT tickets_priority_check CHECK (priority IN ('high','medium','low'))`);
+  await knex.raw(
+    `ALTER TABLE tickets ADD CONSTRAINT tickets_status_check CHECK (status IN ('open','inprogress','resolved','closed'))`,
+  );
+  await knex.raw(
+    `ALTER TABLE tickets ADD CONSTRAINT tickets_priority_check CHECK (priority IN ('high','medium','low'))`,
+  );
   await knex.raw(`CREATE INDEX tickets_tenant_recent ON tickets (tenant_id, created_at DESC, id DESC)`);
-  await knex.raw(`CREATE INDEX tickets_sla_scan ON tickets (resolution_due_at) WHERE status IN ('open','inprogress') AND sla_breached = false`);
+  await knex.raw(
+    `CREATE INDEX tickets_sla_scan ON tickets (resolution_due_at) WHERE status IN ('open','inprogress') AND sla_breached = false`,
+  );
 
   await knex.schema.createTable('idempotency_keys', (t) => {
     t.bigIncrements('id');
@@ -227,8 +241,23 @@ export async function up(knex: Knex): Promise<void> {
 
 /** Reverts up(): drops the core tables. */
 export async function down(knex: Knex): Promise<void> {
-  for (const t of ['idempotency_keys', 'tickets', 'invoices', 'onus', 'olts', 'customers', 'packages', 'auth_tokens',
-    'user_roles', 'users', 'role_permissions', 'roles', 'permissions', 'tenant_counters', 'tenants']) {
+  for (const t of [
+    'idempotency_keys',
+    'tickets',
+    'invoices',
+    'onus',
+    'olts',
+    'customers',
+    'packages',
+    'auth_tokens',
+    'user_roles',
+    'users',
+    'role_permissions',
+    'roles',
+    'permissions',
+    'tenant_counters',
+    'tenants',
+  ]) {
     await knex.schema.dropTableIfExists(t);
   }
 }

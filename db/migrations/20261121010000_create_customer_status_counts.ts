@@ -85,7 +85,9 @@ export async function up(knex: Knex): Promise<void> {
 
 /** Reverts up(): drops the counter table and its triggers. */
 export async function down(knex: Knex): Promise<void> {
-  for (const t of ['ins', 'upd', 'del', 'trunc']) await knex.raw(`DROP TRIGGER IF EXISTS customers_status_counts_${t} ON customers`);
-  for (const f of ['insert', 'update', 'delete', 'truncate']) await knex.raw(`DROP FUNCTION IF EXISTS customer_status_counts_on_${f}()`);
+  for (const t of ['ins', 'upd', 'del', 'trunc'])
+    await knex.raw(`DROP TRIGGER IF EXISTS customers_status_counts_${t} ON customers`);
+  for (const f of ['insert', 'update', 'delete', 'truncate'])
+    await knex.raw(`DROP FUNCTION IF EXISTS customer_status_counts_on_${f}()`);
   await knex.raw('DROP TABLE IF EXISTS customer_status_counts');
 }

@@ -26,8 +26,12 @@ export async function up(knex: Knex): Promise<void> {
     t.boolean('panel_ssl').notNullable().defaultTo(true);
     t.timestamps(true, true);
   });
-  await knex.raw(`ALTER TABLE mail_domains ADD CONSTRAINT mail_domains_security_check CHECK (imap_security IN ('ssl','starttls','none') AND smtp_security IN ('ssl','starttls','none'))`);
-  await knex.raw(`ALTER TABLE mail_domains ADD CONSTRAINT mail_domains_panel_check CHECK (panel_type IS NULL OR panel_type IN ('cpanel','directadmin','hestia'))`);
+  await knex.raw(
+    `ALTER TABLE mail_domains ADD CONSTRAINT mail_domains_security_check CHECK (imap_security IN ('ssl','starttls','none') AND smtp_security IN ('ssl','starttls','none'))`,
+  );
+  await knex.raw(
+    `ALTER TABLE mail_domains ADD CONSTRAINT mail_domains_panel_check CHECK (panel_type IS NULL OR panel_type IN ('cpanel','directadmin','hestia'))`,
+  );
 
   await knex.schema.createTable('mail_mailboxes', (t) => {
     t.increments('id');
@@ -103,7 +107,16 @@ export async function up(knex: Knex): Promise<void> {
 
 /** Reverts up(): drops the mail tables. */
 export async function down(knex: Knex): Promise<void> {
-  for (const t of ['mail_sealed_secrets', 'mail_mailbox_requests', 'mail_api_key_mailboxes', 'mail_api_keys', 'mail_operator_sessions', 'mail_operators', 'mail_mailboxes', 'mail_domains']) {
+  for (const t of [
+    'mail_sealed_secrets',
+    'mail_mailbox_requests',
+    'mail_api_key_mailboxes',
+    'mail_api_keys',
+    'mail_operator_sessions',
+    'mail_operators',
+    'mail_mailboxes',
+    'mail_domains',
+  ]) {
     await knex.schema.dropTableIfExists(t);
   }
 }

@@ -11,11 +11,15 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('mail_mailbox_requests', (t) => {
     t.string('error_code', 40).nullable(); // exists, auth, permanent, transient, rate_limited, no_panel, secret_expired
   });
-  await knex.raw(`CREATE UNIQUE INDEX mail_mailbox_requests_pending_unique ON mail_mailbox_requests (domain_id, lower(local_part)) WHERE status = 'pending'`);
+  await knex.raw(
+    `CREATE UNIQUE INDEX mail_mailbox_requests_pending_unique ON mail_mailbox_requests (domain_id, lower(local_part)) WHERE status = 'pending'`,
+  );
 }
 
 /** Reverts up(): drops the column and the index. */
 export async function down(knex: Knex): Promise<void> {
   await knex.raw('DROP INDEX IF EXISTS mail_mailbox_requests_pending_unique');
-  await knex.schema.alterTable('mail_mailbox_requests', (t) => { t.dropColumn('error_code'); });
+  await knex.schema.alterTable('mail_mailbox_requests', (t) => {
+    t.dropColumn('error_code');
+  });
 }

@@ -72,7 +72,9 @@ export async function up(knex: Knex): Promise<void> {
 
 /** Drops the dictionary and its triggers. */
 export async function down(knex: Knex): Promise<void> {
-  for (const t of ['ins', 'upd', 'del', 'trunc']) await knex.raw(`DROP TRIGGER IF EXISTS customers_search_words_${t} ON customers`);
-  for (const f of ['insert', 'update', 'delete', 'truncate']) await knex.raw(`DROP FUNCTION IF EXISTS customer_search_words_on_${f}()`);
+  for (const t of ['ins', 'upd', 'del', 'trunc'])
+    await knex.raw(`DROP TRIGGER IF EXISTS customers_search_words_${t} ON customers`);
+  for (const f of ['insert', 'update', 'delete', 'truncate'])
+    await knex.raw(`DROP FUNCTION IF EXISTS customer_search_words_on_${f}()`);
   await knex.schema.dropTableIfExists('customer_search_words');
 }

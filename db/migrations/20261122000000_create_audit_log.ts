@@ -21,7 +21,9 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['tenant_id', 'action'], 'audit_log_tenant_action');
     t.index(['tenant_id', 'subject_type', 'subject_id'], 'audit_log_tenant_subject');
   });
-  await knex.raw(`ALTER TABLE audit_log ADD CONSTRAINT audit_log_action_format CHECK (action ~ '^[a-z0-9_]+(\\.[a-z0-9_-]+)+$')`);
+  await knex.raw(
+    `ALTER TABLE audit_log ADD CONSTRAINT audit_log_action_format CHECK (action ~ '^[a-z0-9_]+(\\.[a-z0-9_-]+)+$')`,
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

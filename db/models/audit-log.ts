@@ -17,6 +17,10 @@ export class AuditLog extends Model {
   at!: Date;
 
   static relationMappings = () => ({
-    user: { relation: Model.BelongsToOneRelation, modelClass: User, join: { from: 'audit_log.user_id', to: 'users.id' } },
+    user: {
+      relation: Model.BelongsToOneRelation,
+      modelClass: User,
+      join: { from: 'audit_log.user_id', to: 'users.id' },
+    },
   });
 }

@@ -19,8 +19,16 @@ export class AuthToken extends Model {
   updated_at!: Date;
 
   static relationMappings = () => ({
-    user: { relation: Model.BelongsToOneRelation, modelClass: User, join: { from: 'auth_tokens.user_id', to: 'users.id' } },
+    user: {
+      relation: Model.BelongsToOneRelation,
+      modelClass: User,
+      join: { from: 'auth_tokens.user_id', to: 'users.id' },
+    },
   });
   /** The hash never leaves the model in JSON. */
-  $formatJson(json: Record<string, unknown>) { const j = super.$formatJson(json); delete j.token_hash; return j; }
+  $formatJson(json: Record<string, unknown>) {
+    const j = super.$formatJson(json);
+    delete j.token_hash;
+    return j;
+  }
 }

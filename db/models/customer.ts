@@ -27,9 +27,21 @@ export class Customer extends Model {
   updated_at!: Date;
 
   static relationMappings = () => ({
-    package: { relation: Model.BelongsToOneRelation, modelClass: Package, join: { from: 'customers.package_id', to: 'packages.id' } },
+    package: {
+      relation: Model.BelongsToOneRelation,
+      modelClass: Package,
+      join: { from: 'customers.package_id', to: 'packages.id' },
+    },
     onu: { relation: Model.HasOneRelation, modelClass: Onu, join: { from: 'customers.id', to: 'onus.customer_id' } },
-    invoices: { relation: Model.HasManyRelation, modelClass: Invoice, join: { from: 'customers.id', to: 'invoices.customer_id' } },
-    tickets: { relation: Model.HasManyRelation, modelClass: Ticket, join: { from: 'customers.id', to: 'tickets.customer_id' } },
+    invoices: {
+      relation: Model.HasManyRelation,
+      modelClass: Invoice,
+      join: { from: 'customers.id', to: 'invoices.customer_id' },
+    },
+    tickets: {
+      relation: Model.HasManyRelation,
+      modelClass: Ticket,
+      join: { from: 'customers.id', to: 'tickets.customer_id' },
+    },
   });
 }

@@ -19,6 +19,10 @@ export class Invoice extends Model {
   updated_at!: Date;
 
   static relationMappings = () => ({
-    customer: { relation: Model.BelongsToOneRelation, modelClass: Customer, join: { from: 'invoices.customer_id', to: 'customers.id' } },
+    customer: {
+      relation: Model.BelongsToOneRelation,
+      modelClass: Customer,
+      join: { from: 'invoices.customer_id', to: 'customers.id' },
+    },
   });
 }

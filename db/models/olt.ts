@@ -14,5 +14,4 @@ export class Olt extends Model {
   pon_ports!: number;
   created_at!: Date;
   updated_at!: Date;
-
 }

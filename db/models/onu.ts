@@ -23,6 +23,10 @@ export class Onu extends Model {
 
   static relationMappings = () => ({
     olt: { relation: Model.BelongsToOneRelation, modelClass: Olt, join: { from: 'onus.olt_id', to: 'olts.id' } },
-    customer: { relation: Model.BelongsToOneRelation, modelClass: Customer, join: { from: 'onus.customer_id', to: 'customers.id' } },
+    customer: {
+      relation: Model.BelongsToOneRelation,
+      modelClass: Customer,
+      join: { from: 'onus.customer_id', to: 'customers.id' },
+    },
   });
 }

@@ -15,5 +15,4 @@ export class Package extends Model {
   is_partner_package!: boolean;
   created_at!: Date;
   updated_at!: Date;
-
 }

@@ -5,5 +5,4 @@ export class Permission extends Model {
   static tableName = 'permissions';
   id!: number;
   name!: string;
-
 }

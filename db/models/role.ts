@@ -9,6 +9,14 @@ export class Role extends Model {
   name!: string;
 
   static relationMappings = () => ({
-    permissions: { relation: Model.ManyToManyRelation, modelClass: Permission, join: { from: 'roles.id', through: { from: 'role_permissions.role_id', to: 'role_permissions.permission_id' }, to: 'permissions.id' } },
+    permissions: {
+      relation: Model.ManyToManyRelation,
+      modelClass: Permission,
+      join: {
+        from: 'roles.id',
+        through: { from: 'role_permissions.role_id', to: 'role_permissions.permission_id' },
+        to: 'permissions.id',
+      },
+    },
   });
 }

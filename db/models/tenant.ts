@@ -13,5 +13,4 @@ export class Tenant extends Model {
   timezone!: string;
   created_at!: Date;
   updated_at!: Date;
-
 }

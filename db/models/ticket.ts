@@ -25,8 +25,16 @@ export class Ticket extends Model {
   updated_at!: Date;
 
   static relationMappings = () => ({
-    customer: { relation: Model.BelongsToOneRelation, modelClass: Customer, join: { from: 'tickets.customer_id', to: 'customers.id' } },
+    customer: {
+      relation: Model.BelongsToOneRelation,
+      modelClass: Customer,
+      join: { from: 'tickets.customer_id', to: 'customers.id' },
+    },
     onu: { relation: Model.BelongsToOneRelation, modelClass: Onu, join: { from: 'tickets.onu_id', to: 'onus.id' } },
-    assignee: { relation: Model.BelongsToOneRelation, modelClass: User, join: { from: 'tickets.assigned_to', to: 'users.id' } },
+    assignee: {
+      relation: Model.BelongsToOneRelation,
+      modelClass: User,
+      join: { from: 'tickets.assigned_to', to: 'users.id' },
+    },
   });
 }

@@ -15,9 +15,21 @@ export class User extends Model {
   updated_at!: Date;
 
   static relationMappings = () => ({
-    tenant: { relation: Model.BelongsToOneRelation, modelClass: Tenant, join: { from: 'users.tenant_id', to: 'tenants.id' } },
-    roles: { relation: Model.ManyToManyRelation, modelClass: Role, join: { from: 'users.id', through: { from: 'user_roles.user_id', to: 'user_roles.role_id' }, to: 'roles.id' } },
+    tenant: {
+      relation: Model.BelongsToOneRelation,
+      modelClass: Tenant,
+      join: { from: 'users.tenant_id', to: 'tenants.id' },
+    },
+    roles: {
+      relation: Model.ManyToManyRelation,
+      modelClass: Role,
+      join: { from: 'users.id', through: { from: 'user_roles.user_id', to: 'user_roles.role_id' }, to: 'roles.id' },
+    },
   });
   /** The password hash never leaves the model in JSON. */
-  $formatJson(json: Record<string, unknown>) { const j = super.$formatJson(json); delete j.password_hash; return j; }
+  $formatJson(json: Record<string, unknown>) {
+    const j = super.$formatJson(json);
+    delete j.password_hash;
+    return j;
+  }
 }

@@ -2,8 +2,21 @@ import type { Knex } from 'knex';
 import { TenantScope } from '../tenant-scope.js';
 import { dueDates, type Priority } from '../../api/tickets/sla.js';
 import {
-  DAY, DEMO_OLTS, DEMO_PACKAGES, FIRST_NAMES, HOUR, LAST_NAMES, TICKET_TYPES, createRng, macAddress, monthEnd, monthStart,
-  phoneNumber, streetAddress, ymd, type Rng,
+  DAY,
+  DEMO_OLTS,
+  DEMO_PACKAGES,
+  FIRST_NAMES,
+  HOUR,
+  LAST_NAMES,
+  TICKET_TYPES,
+  createRng,
+  macAddress,
+  monthEnd,
+  monthStart,
+  phoneNumber,
+  streetAddress,
+  ymd,
+  type Rng,
 } from './demo-data.js';
 
 /**
@@ -16,10 +29,11 @@ import {
 /** Size of a tenant's demo data set. */
 export type DemoSize = 'full' | 'small';
 
-const SIZES: Record<DemoSize, { customers: number; olts: number; ticketPriorities: Priority[]; extraTickets: number }> = {
-  full: { customers: 50, olts: 2, ticketPriorities: ['high', 'medium', 'low'], extraTickets: 8 },
-  small: { customers: 12, olts: 1, ticketPriorities: ['high', 'low'], extraTickets: 0 },
-};
+const SIZES: Record<DemoSize, { customers: number; olts: number; ticketPriorities: Priority[]; extraTickets: number }> =
+  {
+    full: { customers: 50, olts: 2, ticketPriorities: ['high', 'medium', 'low'], extraTickets: 8 },
+    small: { customers: 12, olts: 1, ticketPriorities: ['high', 'low'], extraTickets: 0 },
+  };
 
 /** Counts of what was written for a tenant. */
 export interface TenantSeedSummary {
@@ -44,8 +58,16 @@ export function seedFor(slug: string): number {
 }
 
 interface SeededCustomer {
-  id: number; name: string; phone: string; address: string; status: string; service_type: string;
-  created_at: Date; price: number; package_id: number; onu: { id: number; status: string } | null;
+  id: number;
+  name: string;
+  phone: string;
+  address: string;
+  status: string;
+  service_type: string;
+  created_at: Date;
+  price: number;
+  package_id: number;
+  onu: { id: number; status: string } | null;
 }
 
 const pad = (n: number) => String(n).padStart(6, '0');
@@ -82,7 +104,10 @@ export async function seedTenantData(
   const olts = [];
   for (const o of DEMO_OLTS.slice(0, size.olts)) {
     const { serialPrefix: _s, frame: _f, ...row } = o;
-    olts.push({ meta: o, row: await scope.insert('olts', { ...row, status: 'online', created_at: at(380 * DAY), updated_at: at(2 * DAY) }) });
+    olts.push({
+      meta: o,
+      row: await scope.insert('olts', { ...row, status: 'online', created_at: at(380 * DAY), updated_at: at(2 * DAY) }),
+    });
   }
 
   const customers: SeededCustomer[] = [];
@@ -90,29 +115,83 @@ export async function seedTenantData(
   for (let i = 0; i < size.customers; i++) {
     const first = rng.pick(FIRST_NAMES);
     const last = rng.pick(LAST_NAMES);
-    const status = i === 3 ? 'suspended' : i === 5 ? 'terminated' : pickWeighted(rng, [['terminated', 0.06], ['suspended', 0.12], ['active', 1]]);
-    const serviceType = i === 1 ? 'dhcp' : i === 2 ? 'static' : i === 4 ? 'hotspot'
-      : pickWeighted(rng, [['hotspot', 0.1], ['dhcp', 0.2], ['static', 0.28], ['pppoe', 1]]);
-    const pkg = serviceType === 'hotspot' ? byType('hotspot')[0] : serviceType === 'static' ? byType('static')[0]
-      : rng.chance(0.15) && retired.length ? retired[0] : rng.pick(home);
+    const status =
+      i === 3
+        ? 'suspended'
+        : i === 5
+          ? 'terminated'
+          : pickWeighted(rng, [
+              ['terminated', 0.06],
+              ['suspended', 0.12],
+              ['active', 1],
+            ]);
+    const serviceType =
+      i === 1
+        ? 'dhcp'
+        : i === 2
+          ? 'static'
+          : i === 4
+            ? 'hotspot'
+            : pickWeighted(rng, [
+                ['hotspot', 0.1],
+                ['dhcp', 0.2],
+                ['static', 0.28],
+                ['pppoe', 1],
+              ]);
+    const pkg =
+      serviceType === 'hotspot'
+        ? byType('hotspot')[0]
+        : serviceType === 'static'
+          ? byType('static')[0]
+          : rng.chance(0.15) && retired.length
+            ? retired[0]
+            : rng.pick(home);
     const created = at((size.customers - i) * 6 * DAY + rng.int(0, 20) * HOUR);
     const code = `CUST-${pad(await scope.nextNumber('customer'))}`;
     const c = await scope.insert('customers', {
-      code, name: `${first} ${last}`,
+      code,
+      name: `${first} ${last}`,
       email: rng.chance(0.85) ? `${first}.${last}${rng.int(1, 99)}@example.net`.toLowerCase() : null,
-      phone: phoneNumber(rng), address: streetAddress(rng),
-      latitude: rng.float(-6.95, -6.86, 6), longitude: rng.float(107.57, 107.66, 6),
-      package_id: pkg.id, status, service_type: serviceType,
-      billing_cycle: pickWeighted(rng, [['postpaid', 0.3], ['prepaid_rolling', 0.5], ['prepaid', 1]]),
-      billing_day: rng.int(1, 28), customer_tier: rng.chance(0.1) ? 'vip' : 'regular',
+      phone: phoneNumber(rng),
+      address: streetAddress(rng),
+      latitude: rng.float(-6.95, -6.86, 6),
+      longitude: rng.float(107.57, 107.66, 6),
+      package_id: pkg.id,
+      status,
+      service_type: serviceType,
+      billing_cycle: pickWeighted(rng, [
+        ['postpaid', 0.3],
+        ['prepaid_rolling', 0.5],
+        ['prepaid', 1],
+      ]),
+      billing_day: rng.int(1, 28),
+      customer_tier: rng.chance(0.1) ? 'vip' : 'regular',
       mac_address: serviceType === 'dhcp' || serviceType === 'static' ? macAddress(rng) : null,
-      created_at: created, updated_at: new Date(Math.min(now.getTime(), created.getTime() + rng.int(0, 30) * DAY)),
+      created_at: created,
+      updated_at: new Date(Math.min(now.getTime(), created.getTime() + rng.int(0, 30) * DAY)),
     });
     let onu: SeededCustomer['onu'] = null;
     if (serviceType !== 'hotspot') {
-      onu = await seedOnu(scope, rng, olts[i % olts.length], { customerId: c.id, status, index: onuCount++, now, created });
+      onu = await seedOnu(scope, rng, olts[i % olts.length], {
+        customerId: c.id,
+        status,
+        index: onuCount++,
+        now,
+        created,
+      });
     }
-    customers.push({ id: c.id, name: c.name, phone: c.phone, address: c.address, status, service_type: serviceType, created_at: created, price: Number(pkg.price), package_id: pkg.id, onu });
+    customers.push({
+      id: c.id,
+      name: c.name,
+      phone: c.phone,
+      address: c.address,
+      status,
+      service_type: serviceType,
+      created_at: created,
+      price: Number(pkg.price),
+      package_id: pkg.id,
+      onu,
+    });
   }
 
   for (const [i, c] of customers.entries()) {
@@ -128,21 +207,45 @@ function pickWeighted<T extends string>(rng: Rng, table: [T, number][]): T {
   return (table.find(([, upTo]) => r < upTo) ?? table[table.length - 1])[0];
 }
 
-async function seedOnu(scope: TenantScope, rng: Rng, olt: { meta: (typeof DEMO_OLTS)[number]; row: { id: number } },
-  c: { customerId: number; status: string; index: number; now: Date; created: Date }) {
+async function seedOnu(
+  scope: TenantScope,
+  rng: Rng,
+  olt: { meta: (typeof DEMO_OLTS)[number]; row: { id: number } },
+  c: { customerId: number; status: string; index: number; now: Date; created: Date },
+) {
   const k = c.index;
-  const status = c.status !== 'active' ? 'offline' : k % 9 === 4 ? 'los' : k % 9 === 7 ? 'power_fail' : k % 13 === 6 ? 'offline' : 'online';
+  const status =
+    c.status !== 'active'
+      ? 'offline'
+      : k % 9 === 4
+        ? 'los'
+        : k % 9 === 7
+          ? 'power_fail'
+          : k % 13 === 6
+            ? 'offline'
+            : 'online';
   const online = status === 'online';
   const rx = rng.float(-27, -18, 2);
   const tx = rng.float(1.5, 2.8, 2);
-  const seenAgo = online ? rng.int(5, 120) * 1000 : c.status === 'terminated' ? rng.int(30, 90) * DAY : rng.int(1, 72) * HOUR;
+  const seenAgo = online
+    ? rng.int(5, 120) * 1000
+    : c.status === 'terminated'
+      ? rng.int(30, 90) * DAY
+      : rng.int(1, 72) * HOUR;
   const row = await scope.insert('onus', {
-    olt_id: olt.row.id, customer_id: c.customerId, serial_number: `${olt.meta.serialPrefix}${rng.hex(8)}`,
+    olt_id: olt.row.id,
+    customer_id: c.customerId,
+    serial_number: `${olt.meta.serialPrefix}${rng.hex(8)}`,
     pon_port: `${olt.meta.frame}/${rng.int(1, 2)}/${rng.int(1, 16)}`,
-    rx_power: status === 'los' || status === 'power_fail' ? null : rx, tx_power: status === 'power_fail' ? null : tx,
-    bandwidth_pct: online ? rng.float(3, 92, 2) : null, status,
-    uptime: online ? rng.int(3600, 45 * 24 * 3600) : null, last_seen: new Date(c.now.getTime() - seenAgo),
-    is_active: c.status !== 'terminated', created_at: c.created, updated_at: new Date(c.now.getTime() - seenAgo),
+    rx_power: status === 'los' || status === 'power_fail' ? null : rx,
+    tx_power: status === 'power_fail' ? null : tx,
+    bandwidth_pct: online ? rng.float(3, 92, 2) : null,
+    status,
+    uptime: online ? rng.int(3600, 45 * 24 * 3600) : null,
+    last_seen: new Date(c.now.getTime() - seenAgo),
+    is_active: c.status !== 'terminated',
+    created_at: c.created,
+    updated_at: new Date(c.now.getTime() - seenAgo),
   });
   return { id: row.id, status };
 }
@@ -166,14 +269,24 @@ async function seedInvoices(scope: TenantScope, rng: Rng, c: SeededCustomer, i: 
     else if (back === 2) status = 'paid';
     else if (back === 1) status = i % 7 === 0 ? 'unpaid' : 'paid';
     else status = rng.chance(pastDue ? 0.6 : 0.3) ? 'paid' : 'unpaid';
-    const paidAt = status === 'paid'
-      ? new Date(Math.min(now.getTime() - HOUR, due.getTime() - rng.int(0, 8) * DAY + rng.int(8, 20) * HOUR)) : null;
+    const paidAt =
+      status === 'paid'
+        ? new Date(Math.min(now.getTime() - HOUR, due.getTime() - rng.int(0, 8) * DAY + rng.int(8, 20) * HOUR))
+        : null;
     const created = new Date(Math.min(start.getTime(), now.getTime()));
     const updated = paidAt ?? (status === 'overdue' ? new Date(Math.min(now.getTime(), due.getTime() + DAY)) : created);
     await scope.insert('invoices', {
-      invoice_number: `INV-${pad(await scope.nextNumber('invoice'))}`, customer_id: c.id, package_id: c.package_id,
-      amount: c.price, status, due_date: ymd(due), paid_at: paidAt, period_start: ymd(start), period_end: ymd(end),
-      created_at: created, updated_at: updated,
+      invoice_number: `INV-${pad(await scope.nextNumber('invoice'))}`,
+      customer_id: c.id,
+      package_id: c.package_id,
+      amount: c.price,
+      status,
+      due_date: ymd(due),
+      paid_at: paidAt,
+      period_start: ymd(start),
+      period_end: ymd(end),
+      created_at: created,
+      updated_at: updated,
     });
   }
 }
@@ -186,7 +299,7 @@ const DESCRIPTIONS: Record<string, string> = {
   'Relocation request': 'Customer is moving house and asks to relocate the service.',
   'Router replacement': 'Router restarts by itself; customer asks for a replacement.',
   'Package upgrade': 'Customer asks to upgrade to a faster package from next month.',
-  'Billing question': 'Customer asks why last month\'s invoice is still unpaid after transfer.',
+  'Billing question': "Customer asks why last month's invoice is still unpaid after transfer.",
   'Wi-Fi password reset': 'Customer forgot the Wi-Fi password and asks for a reset.',
   'Cable cut after storm': 'Drop cable fell down after the storm; neighbours affected too.',
 };
@@ -196,11 +309,17 @@ const DESCRIPTIONS: Record<string, string> = {
  * between fresh (not due yet) and stale (opened days ago: resolution past due, sla_breached still
  * false, work for the ticket-sla job).
  */
-async function seedTickets(scope: TenantScope, rng: Rng, customers: SeededCustomer[],
-  opts: { now: Date; technicianId: number | null; settings: Record<string, unknown>; size: (typeof SIZES)[DemoSize] }) {
+async function seedTickets(
+  scope: TenantScope,
+  rng: Rng,
+  customers: SeededCustomer[],
+  opts: { now: Date; technicianId: number | null; settings: Record<string, unknown>; size: (typeof SIZES)[DemoSize] },
+) {
   const specs: { status: string; priority: Priority }[] = [];
-  for (const status of ['open', 'inprogress', 'resolved', 'closed']) for (const priority of opts.size.ticketPriorities) specs.push({ status, priority });
-  for (let i = 0; i < opts.size.extraTickets; i++) specs.push({ status: i % 3 === 0 ? 'inprogress' : 'open', priority: rng.pick(['high', 'medium', 'low'] as const) });
+  for (const status of ['open', 'inprogress', 'resolved', 'closed'])
+    for (const priority of opts.size.ticketPriorities) specs.push({ status, priority });
+  for (let i = 0; i < opts.size.extraTickets; i++)
+    specs.push({ status: i % 3 === 0 ? 'inprogress' : 'open', priority: rng.pick(['high', 'medium', 'low'] as const) });
   const withService = customers.filter((c) => c.status !== 'terminated');
   let live = 0;
   for (const spec of specs) {
@@ -208,7 +327,11 @@ async function seedTickets(scope: TenantScope, rng: Rng, customers: SeededCustom
     const type = c.onu?.status === 'los' ? 'LOS red light on ONU' : rng.pick(TICKET_TYPES);
     const done = spec.status === 'resolved' || spec.status === 'closed';
     const stale = !done && live++ % 2 === 1;
-    const openedAgo = done ? rng.int(3, 20) * DAY + rng.int(0, 23) * HOUR : stale ? rng.int(2, 6) * DAY + rng.int(0, 23) * HOUR : rng.int(10, 50) * 60_000;
+    const openedAgo = done
+      ? rng.int(3, 20) * DAY + rng.int(0, 23) * HOUR
+      : stale
+        ? rng.int(2, 6) * DAY + rng.int(0, 23) * HOUR
+        : rng.int(10, 50) * 60_000;
     const opened = new Date(opts.now.getTime() - openedAgo);
     const due = dueDates(opts.settings, spec.priority, opened);
     const responded = spec.status === 'open' ? null : new Date(opened.getTime() + rng.int(5, 300) * 60_000);
@@ -217,28 +340,56 @@ async function seedTickets(scope: TenantScope, rng: Rng, customers: SeededCustom
     const last = closed ?? resolved ?? responded ?? opened;
     const source = rng.pick(['admin', 'portal', 'external', 'bot'] as const);
     await scope.insert('tickets', {
-      ticket_number: `TCK-${pad(await scope.nextNumber('ticket'))}`, source,
+      ticket_number: `TCK-${pad(await scope.nextNumber('ticket'))}`,
+      source,
       external_id: source === 'external' ? `CRM-${rng.int(1000, 9999)}` : null,
-      customer_id: c.id, onu_id: c.onu?.id ?? null, assigned_to: spec.status === 'open' ? null : opts.technicianId,
-      type, priority: spec.priority, status: spec.status, description: DESCRIPTIONS[type] ?? null,
-      location_text: c.address, contact_name: c.name, contact_phone: c.phone,
+      customer_id: c.id,
+      onu_id: c.onu?.id ?? null,
+      assigned_to: spec.status === 'open' ? null : opts.technicianId,
+      type,
+      priority: spec.priority,
+      status: spec.status,
+      description: DESCRIPTIONS[type] ?? null,
+      location_text: c.address,
+      contact_name: c.name,
+      contact_phone: c.phone,
       sla_breached: done ? resolved! > due.resolution_due_at : false,
-      ...due, responded_at: responded, resolved_at: resolved, closed_at: closed,
-      created_at: opened, updated_at: new Date(Math.min(opts.now.getTime(), last.getTime())),
+      ...due,
+      responded_at: responded,
+      resolved_at: resolved,
+      closed_at: closed,
+      created_at: opened,
+      updated_at: new Date(Math.min(opts.now.getTime(), last.getTime())),
     });
   }
 }
 
 /** Counts the tenant's demo rows (what seedTenantData reports). */
-export async function summarize(knex: Knex | Knex.Transaction, tenant: { id: number; slug: string; demo_mode: boolean }): Promise<TenantSeedSummary> {
+export async function summarize(
+  knex: Knex | Knex.Transaction,
+  tenant: { id: number; slug: string; demo_mode: boolean },
+): Promise<TenantSeedSummary> {
   const s = new TenantScope(knex, tenant.id);
-  const count = async (t: 'packages' | 'customers' | 'olts' | 'onus') => Number((await s.table(t).count({ n: '*' }).first())!.n);
-  const byStatus = async (t: 'invoices' | 'tickets') => Object.fromEntries(
-    (await s.table(t).select('status').count({ n: '*' }).groupBy('status').orderBy('status') as { status: string; n: string }[]).map((r) => [r.status, Number(r.n)]),
-  );
+  const count = async (t: 'packages' | 'customers' | 'olts' | 'onus') =>
+    Number((await s.table(t).count({ n: '*' }).first())!.n);
+  const byStatus = async (t: 'invoices' | 'tickets') =>
+    Object.fromEntries(
+      (
+        (await s.table(t).select('status').count({ n: '*' }).groupBy('status').orderBy('status')) as {
+          status: string;
+          n: string;
+        }[]
+      ).map((r) => [r.status, Number(r.n)]),
+    );
   return {
-    id: tenant.id, slug: tenant.slug, demo_mode: tenant.demo_mode,
-    packages: await count('packages'), customers: await count('customers'), olts: await count('olts'), onus: await count('onus'),
-    invoices: await byStatus('invoices'), tickets: await byStatus('tickets'),
+    id: tenant.id,
+    slug: tenant.slug,
+    demo_mode: tenant.demo_mode,
+    packages: await count('packages'),
+    customers: await count('customers'),
+    olts: await count('olts'),
+    onus: await count('onus'),
+    invoices: await byStatus('invoices'),
+    tickets: await byStatus('tickets'),
   };
 }

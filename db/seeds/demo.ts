@@ -13,7 +13,11 @@ import { seedTenantData, summarize, type DemoSize, type TenantSeedSummary } from
 export const DEMO_PASSWORD = 'demo-password';
 
 /** A demo login as the banner and the README show it. */
-export interface DemoLogin { email: string; tenant: string | null; role: string }
+export interface DemoLogin {
+  email: string;
+  tenant: string | null;
+  role: string;
+}
 
 /** The demo logins, in banner order. */
 export const DEMO_LOGINS: readonly DemoLogin[] = [
@@ -26,7 +30,9 @@ export const DEMO_LOGINS: readonly DemoLogin[] = [
 ];
 
 const STAFF_NAMES: Record<string, string> = {
-  'manager@demo-isp.test': 'Rina Wijaya', 'tech@demo-isp.test': 'Budi Santoso', 'staff@demo-isp.test': 'Siti Rahmawati',
+  'manager@demo-isp.test': 'Rina Wijaya',
+  'tech@demo-isp.test': 'Budi Santoso',
+  'staff@demo-isp.test': 'Siti Rahmawati',
 };
 
 /** Options of seedDemo. */
@@ -72,37 +78,85 @@ export async function seedDemo(knex: Knex, opts: SeedOptions = {}): Promise<Seed
     // one seeder at a time; the tenant count is read under the lock
     await trx.raw('SELECT pg_advisory_xact_lock(?)', [0x15d3]);
     const { n } = (await trx('tenants').count({ n: '*' }).first())!;
-    if (Number(n) > 0) return { seeded: false, reason: 'The database already has tenants; the demo platform is only seeded into an empty database.', tenants: [] };
+    if (Number(n) > 0)
+      return {
+        seeded: false,
+        reason: 'The database already has tenants; the demo platform is only seeded into an empty database.',
+        tenants: [],
+      };
     log('seeding the demo platform ...');
-    const admin = await createPlatformAdmin(trx, { email: DEMO_LOGINS[0].email, password: DEMO_PASSWORD, name: 'Platform Admin' });
+    const admin = await createPlatformAdmin(trx, {
+      email: DEMO_LOGINS[0].email,
+      password: DEMO_PASSWORD,
+      name: 'Platform Admin',
+    });
 
-    const isp = await createTenant(trx, { slug: 'demo-isp', name: 'Demo ISP', adminEmail: 'admin@demo-isp.test', adminPassword: DEMO_PASSWORD });
+    const isp = await createTenant(trx, {
+      slug: 'demo-isp',
+      name: 'Demo ISP',
+      adminEmail: 'admin@demo-isp.test',
+      adminPassword: DEMO_PASSWORD,
+    });
     let technicianId: number | null = null;
     for (const login of DEMO_LOGINS.filter((l) => l.tenant === 'demo-isp' && l.role !== 'Super Admin')) {
-      const u = await createUser(trx, { tenant: isp.tenant.id, email: login.email, password: DEMO_PASSWORD, role: login.role, name: STAFF_NAMES[login.email] });
+      const u = await createUser(trx, {
+        tenant: isp.tenant.id,
+        email: login.email,
+        password: DEMO_PASSWORD,
+        role: login.role,
+        name: STAFF_NAMES[login.email],
+      });
       if (login.role === 'technician') technicianId = u.id;
     }
     const ispSummary = await seedTenantData(trx, { ...isp.tenant, settings: {} }, { size: 'full', now, technicianId });
     await mark(trx, isp.tenant.id, 'full', now);
 
-    const sandbox = await createTenant(trx, { slug: 'demo-sandbox', name: 'Demo Sandbox', adminEmail: 'admin@demo-sandbox.test', adminPassword: DEMO_PASSWORD, demo: true });
-    const sandboxSummary = await seedTenantData(trx, { ...sandbox.tenant, settings: {} }, { size: 'small', now, technicianId: null });
+    const sandbox = await createTenant(trx, {
+      slug: 'demo-sandbox',
+      name: 'Demo Sandbox',
+      adminEmail: 'admin@demo-sandbox.test',
+      adminPassword: DEMO_PASSWORD,
+      demo: true,
+    });
+    const sandboxSummary = await seedTenantData(
+      trx,
+      { ...sandbox.tenant, settings: {} },
+      { size: 'small', now, technicianId: null },
+    );
     await mark(trx, sandbox.tenant.id, 'small', now);
-    log(`seeded demo-isp (${ispSummary.customers} customers) and demo-sandbox (${sandboxSummary.customers} customers, demo mode)`);
-    return { seeded: true, platform_admin: { id: admin.id, email: admin.email }, tenants: [ispSummary, sandboxSummary] };
+    log(
+      `seeded demo-isp (${ispSummary.customers} customers) and demo-sandbox (${sandboxSummary.customers} customers, demo mode)`,
+    );
+    return {
+      seeded: true,
+      platform_admin: { id: admin.id, email: admin.email },
+      tenants: [ispSummary, sandboxSummary],
+    };
   });
 }
 
-async function seedOneTenant(knex: Knex, ref: string, opts: { now: Date; log: (l: string) => void; size?: DemoSize }): Promise<SeedResult> {
+async function seedOneTenant(
+  knex: Knex,
+  ref: string,
+  opts: { now: Date; log: (l: string) => void; size?: DemoSize },
+): Promise<SeedResult> {
   return knex.transaction(async (trx) => {
     const found = await findTenant(trx, ref);
     const tenant = await trx('tenants').where({ id: found.id }).forUpdate().first();
     if (tenant.settings?.[MARKER]) {
-      return { seeded: false, reason: `Tenant ${tenant.slug} already has the demo data (seeded ${tenant.settings[MARKER].at}).`, tenants: [await summarize(trx, tenant)] };
+      return {
+        seeded: false,
+        reason: `Tenant ${tenant.slug} already has the demo data (seeded ${tenant.settings[MARKER].at}).`,
+        tenants: [await summarize(trx, tenant)],
+      };
     }
     const size = opts.size ?? (tenant.demo_mode ? 'small' : 'full');
-    const tech = await trx('users as u').join('user_roles as ur', 'ur.user_id', 'u.id').join('roles as r', 'r.id', 'ur.role_id')
-      .where({ 'u.tenant_id': tenant.id, 'r.name': 'technician' }).orderBy('u.id').first('u.id');
+    const tech = await trx('users as u')
+      .join('user_roles as ur', 'ur.user_id', 'u.id')
+      .join('roles as r', 'r.id', 'ur.role_id')
+      .where({ 'u.tenant_id': tenant.id, 'r.name': 'technician' })
+      .orderBy('u.id')
+      .first('u.id');
     opts.log(`seeding demo data into ${tenant.slug} (${size}) ...`);
     const summary = await seedTenantData(trx, tenant, { size, now: opts.now, technicianId: tech?.id ?? null });
     await mark(trx, tenant.id, size, opts.now);
@@ -111,7 +165,9 @@ async function seedOneTenant(knex: Knex, ref: string, opts: { now: Date; log: (l
 }
 
 async function mark(trx: Knex.Transaction, tenantId: number, size: DemoSize, now: Date) {
-  await trx('tenants').where({ id: tenantId }).update({
-    settings: trx.raw(`settings || ?::jsonb`, [JSON.stringify({ [MARKER]: { at: now.toISOString(), size } })]),
-  });
+  await trx('tenants')
+    .where({ id: tenantId })
+    .update({
+      settings: trx.raw(`settings || ?::jsonb`, [JSON.stringify({ [MARKER]: { at: now.toISOString(), size } })]),
+    });
 }

@@ -34,8 +34,12 @@ export function aptInstallCommand(packages: string[]): string {
  *   missing and we are not root; Error when apt-get is missing or fails, or the binary is still
  *   missing after the install
  */
-export async function ensureDebianPackage(binary: string, packages: string[], log: (line: string) => void = () => {},
-  deps: AptDeps = {}): Promise<string> {
+export async function ensureDebianPackage(
+  binary: string,
+  packages: string[],
+  log: (line: string) => void = () => {},
+  deps: AptDeps = {},
+): Promise<string> {
   const find = deps.which ?? which;
   const found = await find(binary);
   if (found) return found;
@@ -43,12 +47,17 @@ export async function ensureDebianPackage(binary: string, packages: string[], lo
     throw new Error(`${binary} is not installed. Install it with:\n  ${aptInstallCommand(packages)}`);
   }
   if (!(await find('apt-get'))) {
-    throw new Error(`${binary} is not installed, and there is no apt-get here: install ${packages.join(' ')} `
-      + 'with this system\'s package manager');
+    throw new Error(
+      `${binary} is not installed, and there is no apt-get here: install ${packages.join(' ')} ` +
+        "with this system's package manager",
+    );
   }
   log(`${binary} is missing: installing ${packages.join(' ')} with apt-get ...`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  if (!updated) { await execa('apt-get', ['update', '-qq'], { env }); updated = true; }
+  if (!updated) {
+    await execa('apt-get', ['update', '-qq'], { env });
+    updated = true;
+  }
   await execa('apt-get', ['install', '-y', '-qq', ...packages], { env });
   const after = await find(binary);
   if (!after) throw new Error(`${binary} still missing after apt-get install ${packages.join(' ')}`);
@@ -66,7 +75,9 @@ export async function which(binary: string, pathVar: string = process.env.PATH ?
     try {
       await access(p, constants.X_OK);
       return p;
-    } catch { /* keep looking */ }
+    } catch {
+      /* keep looking */
+    }
   }
   return null;
 }

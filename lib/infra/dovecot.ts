@@ -184,12 +184,13 @@ protocol lmtp {
 export async function startDovecot(opts: DovecotOptions): Promise<LocalDovecot> {
   const bin = await ensureDebianPackage('dovecot', ['dovecot-imapd', 'dovecot-lmtpd'], opts.log);
   const dir = path.resolve(opts.dir);
-  const imapPort = opts.imapPort ?? await freePort();
-  const lmtpPort = opts.lmtpPort ?? await freePort();
-  const imapsPort = opts.tls ? opts.tls.imapsPort ?? await freePort() : null;
-  const tls = opts.tls && imapsPort !== null
-    ? { certFile: path.resolve(opts.tls.certFile), keyFile: path.resolve(opts.tls.keyFile), imapsPort }
-    : undefined;
+  const imapPort = opts.imapPort ?? (await freePort());
+  const lmtpPort = opts.lmtpPort ?? (await freePort());
+  const imapsPort = opts.tls ? (opts.tls.imapsPort ?? (await freePort())) : null;
+  const tls =
+    opts.tls && imapsPort !== null
+      ? { certFile: path.resolve(opts.tls.certFile), keyFile: path.resolve(opts.tls.keyFile), imapsPort }
+      : undefined;
   const ports = [imapPort, lmtpPort, ...(imapsPort === null ? [] : [imapsPort])];
   const anyOpen = async () => (await Promise.all(ports.map((p) => portOpen(p)))).some(Boolean);
   const allOpen = async () => (await Promise.all(ports.map((p) => portOpen(p)))).every(Boolean);
@@ -197,21 +198,36 @@ export async function startDovecot(opts: DovecotOptions): Promise<LocalDovecot> 
   const logFile = path.join(dir, 'logs', 'dovecot.log');
   const confFile = path.join(dir, 'dovecot.conf');
   // base_dir holds unix sockets (path limit 108 bytes): a deep instance dir gets a short one in /tmp
-  const runDir = path.join(dir, 'run').length <= 60 ? path.join(dir, 'run')
-    : path.join(os.tmpdir(), `dovecot-${crypto.createHash('sha256').update(dir).digest('hex').slice(0, 12)}`);
+  const runDir =
+    path.join(dir, 'run').length <= 60
+      ? path.join(dir, 'run')
+      : path.join(os.tmpdir(), `dovecot-${crypto.createHash('sha256').update(dir).digest('hex').slice(0, 12)}`);
   await fs.mkdir(runDir, { recursive: true });
   await fs.mkdir(path.join(dir, 'logs'), { recursive: true });
   await fs.mkdir(path.join(dir, 'mail'), { recursive: true });
   // the mail processes run as nobody: they must reach and write the mail dir
   await fs.chmod(dir, 0o755);
   const root = process.getuid?.() === 0;
-  if (root) await fs.chown(path.join(dir, 'mail'), await systemId('passwd', 'nobody'), await systemId('group', 'nogroup'));
-  try { await fs.access(usersFile); } catch { await fs.writeFile(usersFile, '', { mode: 0o640 }); }
+  if (root)
+    await fs.chown(path.join(dir, 'mail'), await systemId('passwd', 'nobody'), await systemId('group', 'nogroup'));
+  try {
+    await fs.access(usersFile);
+  } catch {
+    await fs.writeFile(usersFile, '', { mode: 0o640 });
+  }
   // Dovecot's auth process (user dovecot) reads the passwd-file
   if (root) await fs.chown(usersFile, 0, await systemId('group', 'dovecot'));
-  await fs.writeFile(confFile, dovecotConfig({
-    dir, runDir, imapPort, lmtpPort, authFailureDelaySeconds: opts.authFailureDelaySeconds ?? 2, tls,
-  }));
+  await fs.writeFile(
+    confFile,
+    dovecotConfig({
+      dir,
+      runDir,
+      imapPort,
+      lmtpPort,
+      authFailureDelaySeconds: opts.authFailureDelaySeconds ?? 2,
+      tls,
+    }),
+  );
 
   let child: ResultPromise | null = null;
   const start = async () => {
@@ -221,13 +237,24 @@ export async function startDovecot(opts: DovecotOptions): Promise<LocalDovecot> 
     child = c;
     let exited: string | null = null;
     let stderr = '';
-    c.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
-    c.then((r) => { exited = `exit ${r.exitCode ?? r.signal}`; if (child === c) child = null; });
+    c.stderr?.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-2000);
+    });
+    c.then((r) => {
+      exited = `exit ${r.exitCode ?? r.signal}`;
+      if (child === c) child = null;
+    });
     const deadline = Date.now() + 15_000;
     while (!(await allOpen())) {
       if (exited || Date.now() > deadline) {
-        const tail = await fs.readFile(logFile, 'utf8').then((s) => s.slice(-1500)).catch(() => '');
-        if (!exited) { c.kill('SIGKILL'); await c; }
+        const tail = await fs
+          .readFile(logFile, 'utf8')
+          .then((s) => s.slice(-1500))
+          .catch(() => '');
+        if (!exited) {
+          c.kill('SIGKILL');
+          await c;
+        }
         throw new Error(`dovecot did not start (${exited ?? 'timeout'}): ${stderr}${tail}`);
       }
       await new Promise((r) => setTimeout(r, 20));
@@ -240,22 +267,38 @@ export async function startDovecot(opts: DovecotOptions): Promise<LocalDovecot> 
     c.kill('SIGTERM');
     // a login process still holding a client (e.g. after a failed login) delays the master's
     // exit by up to 30 s: after a grace second, end the master's remaining children by pid
-    const exitedInTime = await Promise.race([c.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 1000))]);
+    const exitedInTime = await Promise.race([
+      c.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 1000)),
+    ]);
     if (!exitedInTime && c.pid) {
-      for (const pid of await childPids(c.pid)) { try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ } }
+      for (const pid of await childPids(c.pid)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }
     }
     const t = setTimeout(() => c.kill('SIGKILL'), 10_000);
     await c;
     clearTimeout(t);
-    for (let i = 0; i < 250 && await anyOpen(); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 250 && (await anyOpen()); i++) await new Promise((r) => setTimeout(r, 20));
   };
   await start();
 
-  const readUsers = async () => (await fs.readFile(usersFile, 'utf8')).split('\n').filter(Boolean).map((line) => {
-    const i = line.indexOf(':');
-    const rest = line.slice(i + 1);
-    return { user: line.slice(0, i).toLowerCase(), password: rest.startsWith('{PLAIN}') ? rest.slice(7).split(':')[0] : null };
-  });
+  const readUsers = async () =>
+    (await fs.readFile(usersFile, 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const i = line.indexOf(':');
+        const rest = line.slice(i + 1);
+        return {
+          user: line.slice(0, i).toLowerCase(),
+          password: rest.startsWith('{PLAIN}') ? rest.slice(7).split(':')[0] : null,
+        };
+      });
   /*
    * Dovecot stats the passwd-file at most once per second (passwd_file_sync: last_sync_time ==
    * ioloop_time), then reloads it when mtime or size changed. A user appended in the second of a
@@ -267,7 +310,8 @@ export async function startDovecot(opts: DovecotOptions): Promise<LocalDovecot> 
     for (const { email, password } of list) {
       const user = email.trim().toLowerCase();
       if (!/^[^\s:@]+@[^\s:@]+$/.test(user)) throw new Error('addUser: invalid e-mail address');
-      if (!password || /[:\r\n]/.test(password)) throw new Error('addUser: a password for the passwd-file must be non-empty without ":" or line breaks');
+      if (!password || /[:\r\n]/.test(password))
+        throw new Error('addUser: a password for the passwd-file must be non-empty without ":" or line breaks');
       if (existing.has(user)) throw new Error(`addUser: ${user} exists`);
       existing.add(user);
       lines.push(`${user}:{PLAIN}${password}\n`);
@@ -277,8 +321,16 @@ export async function startDovecot(opts: DovecotOptions): Promise<LocalDovecot> 
     await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 30));
   };
   return {
-    host: '127.0.0.1', imapPort, imapsPort, lmtpPort, dir, usersFile, logFile,
-    get running() { return child !== null; },
+    host: '127.0.0.1',
+    imapPort,
+    imapsPort,
+    lmtpPort,
+    dir,
+    usersFile,
+    logFile,
+    get running() {
+      return child !== null;
+    },
     async addUser(email, password) {
       const user = email.trim().toLowerCase();
       await addUsers([{ email: user, password }]);
@@ -291,8 +343,14 @@ export async function startDovecot(opts: DovecotOptions): Promise<LocalDovecot> 
     async checkPassword(email, password) {
       const user = email.trim().toLowerCase();
       const row = (await readUsers()).find((u) => u.user === user);
-      const want = crypto.createHash('sha256').update(row?.password ?? crypto.randomBytes(16)).digest();
-      const got = crypto.createHash('sha256').update(password ?? '').digest();
+      const want = crypto
+        .createHash('sha256')
+        .update(row?.password ?? crypto.randomBytes(16))
+        .digest();
+      const got = crypto
+        .createHash('sha256')
+        .update(password ?? '')
+        .digest();
       return crypto.timingSafeEqual(want, got) && row?.password != null;
     },
     stop,
@@ -317,6 +375,7 @@ async function childPids(ppid: number): Promise<number[]> {
 async function systemId(db: 'passwd' | 'group', name: string): Promise<number> {
   const line = (await fs.readFile(`/etc/${db}`, 'utf8')).split('\n').find((l) => l.startsWith(`${name}:`));
   const id = line ? Number(line.split(':')[2]) : NaN;
-  if (!Number.isInteger(id)) throw new Error(`dovecot: no ${db === 'passwd' ? 'user' : 'group'} ${name} on this system`);
+  if (!Number.isInteger(id))
+    throw new Error(`dovecot: no ${db === 'passwd' ? 'user' : 'group'} ${name} on this system`);
   return id;
 }

@@ -32,7 +32,9 @@ export async function readPostgresMeta(dataDir: string): Promise<{ port: number;
   try {
     const m = JSON.parse(await fs.readFile(path.join(dataDir, 'postgres.json'), 'utf8'));
     return typeof m?.port === 'number' && typeof m?.password === 'string' ? m : null;
-  } catch { return null; }
+  } catch {
+    return null;
+  }
 }
 
 /** postgres:// URL of a database on the embedded server described by `meta`. */
@@ -51,25 +53,34 @@ export function embeddedUrl(meta: { port: number; password: string }, database =
  * @throws Error with an explanation when the embedded server of `dataDir` is already running and
  *   `reuseRunning` is false (a second `npm start` on the same .data/), or when it does not start
  */
-export async function resolveDatabase(env: NodeJS.ProcessEnv, dataDir: string, opts: { reuseRunning: boolean; log?: Log }): Promise<Resolved> {
+export async function resolveDatabase(
+  env: NodeJS.ProcessEnv,
+  dataDir: string,
+  opts: { reuseRunning: boolean; log?: Log },
+): Promise<Resolved> {
   const noop = async () => {};
   if (env.DATABASE_URL) return { url: env.DATABASE_URL, source: 'env', stop: noop };
   const meta = await readPostgresMeta(dataDir);
-  if (meta && await portOpen(meta.port)) {
+  if (meta && (await portOpen(meta.port))) {
     if (opts.reuseRunning) return { url: embeddedUrl(meta), source: 'reused', stop: noop };
-    throw new Error(`PostgreSQL of ${path.join(dataDir, 'postgres')} is already running on 127.0.0.1:${meta.port} `
-      + '(another `npm start`, or a CLI command, is using this data directory). Stop it first, or set DATABASE_URL.');
+    throw new Error(
+      `PostgreSQL of ${path.join(dataDir, 'postgres')} is already running on 127.0.0.1:${meta.port} ` +
+        '(another `npm start`, or a CLI command, is using this data directory). Stop it first, or set DATABASE_URL.',
+    );
   }
   const { startEmbeddedPostgres } = await import('./postgres.js');
   let pg;
   try {
     pg = await startEmbeddedPostgres(path.join(dataDir, 'postgres'), EMBEDDED_DATABASE, {
-      ...(meta ? { port: meta.port } : {}), log: opts.log,
+      ...(meta ? { port: meta.port } : {}),
+      log: opts.log,
     });
   } catch (e) {
     const why = e instanceof Error ? e.message : 'the server process exited';
-    throw new Error(`PostgreSQL did not start for ${path.join(dataDir, 'postgres')}: ${why}. `
-      + `If port ${meta?.port ?? '(new)'} is taken by another program, delete ${path.join(dataDir, 'postgres.json')} to pick a new port.`);
+    throw new Error(
+      `PostgreSQL did not start for ${path.join(dataDir, 'postgres')}: ${why}. ` +
+        `If port ${meta?.port ?? '(new)'} is taken by another program, delete ${path.join(dataDir, 'postgres.json')} to pick a new port.`,
+    );
   }
   // a server left running when this process exits without stop() is stopped by lib/infra/postgres.ts
   return { url: pg.url, source: 'started', stop: () => pg.stop(), location: pg.clusterDir };
@@ -80,7 +91,11 @@ export async function resolveDatabase(env: NodeJS.ProcessEnv, dataDir: string, o
  * apt-get when missing and root, else an error with the command to run) with its data in
  * `<dataDir>/redis`.
  */
-export async function resolveRedis(env: NodeJS.ProcessEnv, dataDir: string, opts: { log?: Log } = {}): Promise<Resolved> {
+export async function resolveRedis(
+  env: NodeJS.ProcessEnv,
+  dataDir: string,
+  opts: { log?: Log } = {},
+): Promise<Resolved> {
   if (env.REDIS_URL) return { url: env.REDIS_URL, source: 'env', stop: async () => {} };
   opts.log?.(`starting redis-server (data in ${path.join(dataDir, 'redis')}) ...`);
   const { startRedis } = await import('./redis.js');
@@ -94,8 +109,14 @@ export async function resolveRedis(env: NodeJS.ProcessEnv, dataDir: string, opts
  * @returns the value to put in APP_KEY and whether it was generated now
  * @throws ConfigError when a given or stored key is not 32 bytes
  */
-export async function resolveAppKey(env: NodeJS.ProcessEnv, dataDir: string): Promise<{ value: string; source: 'env' | 'file' | 'generated' }> {
-  if (env.APP_KEY) { parseAppKey(env.APP_KEY); return { value: env.APP_KEY, source: 'env' }; }
+export async function resolveAppKey(
+  env: NodeJS.ProcessEnv,
+  dataDir: string,
+): Promise<{ value: string; source: 'env' | 'file' | 'generated' }> {
+  if (env.APP_KEY) {
+    parseAppKey(env.APP_KEY);
+    return { value: env.APP_KEY, source: 'env' };
+  }
   const file = path.join(dataDir, 'app.key');
   try {
     const value = (await fs.readFile(file, 'utf8')).trim();

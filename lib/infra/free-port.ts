@@ -17,7 +17,10 @@ export function freePort(): Promise<number> {
 export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
     const c = net.connect({ port, host });
-    c.once('connect', () => { c.destroy(); resolve(true); });
+    c.once('connect', () => {
+      c.destroy();
+      resolve(true);
+    });
     c.once('error', () => resolve(false));
   });
 }

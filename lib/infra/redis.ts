@@ -4,7 +4,11 @@ import { ensureDebianPackage, type AptDeps } from './apt.js';
 import { freePort } from './free-port.js';
 
 /** A redis-server child process. */
-export interface LocalRedis { url: string; port: number; stop(): Promise<void> }
+export interface LocalRedis {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
 
 /**
  * Starts redis-server as a child on loopback (DESIGN.md §2) with noeviction and AOF, data in `dir`.
@@ -17,25 +21,55 @@ export interface LocalRedis { url: string; port: number; stop(): Promise<void> }
  * @throws Error with the apt-get command to run when redis-server is missing and we are not root;
  *   Error when it exits or is not ready within 15 s (with its output)
  */
-export async function startRedis(dir: string, log: (l: string) => void = () => {},
-  opts: { port?: number; apt?: AptDeps } = {}): Promise<LocalRedis> {
+export async function startRedis(
+  dir: string,
+  log: (l: string) => void = () => {},
+  opts: { port?: number; apt?: AptDeps } = {},
+): Promise<LocalRedis> {
   const bin = await ensureDebianPackage('redis-server', ['redis-server'], log, opts.apt);
   await fs.mkdir(dir, { recursive: true });
-  const port = opts.port ?? await freePort();
-  const child: ResultPromise = execa(bin, ['--port', String(port), '--bind', '127.0.0.1', '--maxmemory-policy', 'noeviction',
-    '--appendonly', 'yes', '--dir', dir, '--save', '', '--protected-mode', 'yes'], { reject: false, cleanup: true });
+  const port = opts.port ?? (await freePort());
+  const child: ResultPromise = execa(
+    bin,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--maxmemory-policy',
+      'noeviction',
+      '--appendonly',
+      'yes',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--protected-mode',
+      'yes',
+    ],
+    { reject: false, cleanup: true },
+  );
   await new Promise<void>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out.slice(-500)}`)), 15000);
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
-      if (out.includes('Ready to accept connections')) { clearTimeout(timer); resolve(); }
+      if (out.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
     });
-    child.then((r) => { clearTimeout(timer); reject(new Error(`redis-server exited (${r.exitCode}): ${out.slice(-500)}`)); });
+    child.then((r) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited (${r.exitCode}): ${out.slice(-500)}`));
+    });
   });
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    stop: async () => { child.kill('SIGTERM'); await child; },
+    stop: async () => {
+      child.kill('SIGTERM');
+      await child;
+    },
   };
 }

@@ -26,10 +26,16 @@ export interface SmtpRelayOptions {
 }
 
 /** One AUTH attempt the relay saw (no password): who, and whether the session was under TLS by then. */
-export interface SmtpAuthAttempt { user: string; secure: boolean }
+export interface SmtpAuthAttempt {
+  user: string;
+  secure: boolean;
+}
 
 /** A refusal the relay answers at DATA (for tests of mail_server_error). */
-export interface SmtpRefusal { code: number; message: string }
+export interface SmtpRefusal {
+  code: number;
+  message: string;
+}
 
 /** A running relay. */
 export interface SmtpRelay {
@@ -70,7 +76,14 @@ export async function startSmtpRelay(opts: SmtpRelayOptions): Promise<SmtpRelay>
   let discarded = 0;
   const authAttempts: SmtpAuthAttempt[] = [];
   const isLocal = (a: string) => Promise.resolve(opts.isLocal ? opts.isLocal(a.toLowerCase()) : true);
-  const lmtp = nodemailer.createTransport({ host: opts.lmtp.host, port: opts.lmtp.port, lmtp: true, ignoreTLS: true, secure: false, logger: false });
+  const lmtp = nodemailer.createTransport({
+    host: opts.lmtp.host,
+    port: opts.lmtp.port,
+    lmtp: true,
+    ignoreTLS: true,
+    secure: false,
+    logger: false,
+  });
   const smtpError = (code: number, message: string) => Object.assign(new Error(message), { responseCode: code });
 
   const server = new SMTPServer({
@@ -85,7 +98,9 @@ export async function startSmtpRelay(opts: SmtpRelayOptions): Promise<SmtpRelay>
     closeTimeout: 2000,
     size: 25 * 1024 * 1024,
     onAuth(auth, session, cb) {
-      const user = String(auth.username ?? '').trim().toLowerCase();
+      const user = String(auth.username ?? '')
+        .trim()
+        .toLowerCase();
       authAttempts.push({ user, secure: session.secure });
       Promise.resolve(opts.authenticate(user, String(auth.password ?? '')))
         .then((ok) => (ok ? cb(null, { user }) : cb(smtpError(535, 'Authentication failed'))))
@@ -100,7 +115,9 @@ export async function startSmtpRelay(opts: SmtpRelayOptions): Promise<SmtpRelay>
     },
     onRcptTo(address: SMTPServerAddress, _session, cb) {
       isLocal(address.address)
-        .then((ok) => (ok || opts.nonLocal === 'discard' ? cb() : cb(smtpError(550, 'Relaying denied: not a local mailbox'))))
+        .then((ok) =>
+          ok || opts.nonLocal === 'discard' ? cb() : cb(smtpError(550, 'Relaying denied: not a local mailbox')),
+        )
         .catch(() => cb(smtpError(451, 'Temporary recipient lookup failure')));
     },
     onData(stream, session, cb) {
@@ -115,7 +132,9 @@ export async function startSmtpRelay(opts: SmtpRelayOptions): Promise<SmtpRelay>
           .then((local) => {
             const to = all.filter((_, i) => local[i]);
             discarded += all.length - to.length;
-            return to.length ? lmtp.sendMail({ envelope: { from, to }, raw: Buffer.concat(chunks) }) : { rejected: [] as string[] };
+            return to.length
+              ? lmtp.sendMail({ envelope: { from, to }, raw: Buffer.concat(chunks) })
+              : { rejected: [] as string[] };
           })
           .then((info) => {
             if (info.rejected?.length) return cb(smtpError(550, 'Delivery failed for some recipients'));
@@ -126,7 +145,9 @@ export async function startSmtpRelay(opts: SmtpRelayOptions): Promise<SmtpRelay>
       });
     },
   });
-  server.on('error', () => { /* per-connection errors are answered to that client */ });
+  server.on('error', () => {
+    /* per-connection errors are answered to that client */
+  });
   const net = await new Promise<import('node:net').Server>((resolve, reject) => {
     const s = server.listen(opts.port ?? 0, '127.0.0.1', () => resolve(s));
     s.once('error', reject);
@@ -135,11 +156,23 @@ export async function startSmtpRelay(opts: SmtpRelayOptions): Promise<SmtpRelay>
   return {
     host: '127.0.0.1',
     port,
-    get delivered() { return delivered; },
-    get discarded() { return discarded; },
+    get delivered() {
+      return delivered;
+    },
+    get discarded() {
+      return discarded;
+    },
     security,
     authAttempts,
-    refuse(r) { refusal = r; },
-    stop: () => new Promise<void>((resolve) => { server.close(() => { lmtp.close(); resolve(); }); }),
+    refuse(r) {
+      refusal = r;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          lmtp.close();
+          resolve();
+        });
+      }),
   };
 }

@@ -37,7 +37,11 @@ export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** An OS user's numeric ids. */
-export interface OsUser { name: string; uid: number; gid: number }
+export interface OsUser {
+  name: string;
+  uid: number;
+  gid: number;
+}
 
 /**
  * Looks an OS user up through NSS (`getent passwd <name>`).
@@ -62,8 +66,14 @@ export async function ensureSystemUser(name: string): Promise<OsUser> {
   if (found) return found;
   if (!isRoot()) throw new Error(`the OS user ${name} does not exist, and only root can create it`);
   const groupExists = (await execa('getent', ['group', name], { reject: false })).exitCode === 0;
-  await execa('useradd', ['--system', groupExists ? `--gid=${name}` : '--user-group', '--no-create-home',
-    '--home-dir=/nonexistent', '--shell=/usr/sbin/nologin', name]);
+  await execa('useradd', [
+    '--system',
+    groupExists ? `--gid=${name}` : '--user-group',
+    '--no-create-home',
+    '--home-dir=/nonexistent',
+    '--shell=/usr/sbin/nologin',
+    name,
+  ]);
   const created = await lookupUser(name);
   if (!created) throw new Error(`useradd ${name} succeeded but the user cannot be looked up`);
   return created;
@@ -90,7 +100,11 @@ export function stateKey(realDataDir: string): string {
 }
 
 async function readJson(file: string): Promise<Record<string, unknown> | null> {
-  try { return JSON.parse(await fs.readFile(file, 'utf8')); } catch { return null; }
+  try {
+    return JSON.parse(await fs.readFile(file, 'utf8'));
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -136,7 +150,11 @@ export async function systemStateDir(dataDir: string, opts: { root?: string } = 
  */
 export async function removeSystemState(dataDir: string, opts: { root?: string } = {}): Promise<void> {
   let real: string;
-  try { real = await fs.realpath(dataDir); } catch { return; }
+  try {
+    real = await fs.realpath(dataDir);
+  } catch {
+    return;
+  }
   await fs.rm(path.join(path.resolve(opts.root ?? stateRoot()), stateKey(real)), { recursive: true, force: true });
 }
 
@@ -150,7 +168,7 @@ export async function makeWorldReadable(dir: string): Promise<void> {
     if (e.isSymbolicLink()) continue;
     const p = path.join(e.parentPath ?? e.path, e.name);
     const mode = (await fs.stat(p)).mode & 0o7777;
-    const want = e.isDirectory() || (mode & 0o100) ? mode | 0o555 : mode | 0o444;
+    const want = e.isDirectory() || mode & 0o100 ? mode | 0o555 : mode | 0o444;
     if (want !== mode) await fs.chmod(p, want);
   }
 }

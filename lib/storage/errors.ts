@@ -11,7 +11,11 @@ export class StorageError extends Error {
    * @param code machine-readable code for the error body
    * @param status HTTP status the HTTP layer should answer with
    */
-  constructor(readonly code: string, readonly status: number, message: string) {
+  constructor(
+    readonly code: string,
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
     this.name = new.target.name;
   }
@@ -39,7 +43,10 @@ export class StorageTypeError extends StorageError {
    * @param detected the MIME type detected from the content
    * @param allowed the allowed types of the upload
    */
-  constructor(readonly detected: string, readonly allowed: readonly string[]) {
+  constructor(
+    readonly detected: string,
+    readonly allowed: readonly string[],
+  ) {
     super('UNSUPPORTED_FILE_TYPE', 415, `file type ${detected} is not allowed (allowed: ${allowed.join(', ')})`);
   }
 }
@@ -53,7 +60,10 @@ export class StorageKeyError extends StorageError {
   declare readonly code: 'VALIDATION_FAILED';
   readonly errors: { key: string[] };
   /** @param reason why the key was refused */
-  constructor(readonly key: string, reason: string) {
+  constructor(
+    readonly key: string,
+    reason: string,
+  ) {
     super('VALIDATION_FAILED', 422, `invalid storage key: ${reason}`);
     this.errors = { key: [reason] };
   }

@@ -23,9 +23,12 @@ export { validateKey, detectType, typeAllowed } from './upload.js';
  */
 export function createStorage(config: StorageConfig): Storage {
   switch (config.driver) {
-    case 'local': return new LocalStorage(config.root);
-    case 's3': return new S3Storage(config);
-    default: throw new TypeError(`unknown storage driver ${JSON.stringify((config as { driver?: unknown }).driver)}`);
+    case 'local':
+      return new LocalStorage(config.root);
+    case 's3':
+      return new S3Storage(config);
+    default:
+      throw new TypeError(`unknown storage driver ${JSON.stringify((config as { driver?: unknown }).driver)}`);
   }
 }
 

@@ -1,6 +1,10 @@
 import { Readable } from 'node:stream';
 import {
-  DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  S3Client,
+  S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { StorageNotFoundError } from './errors.js';
@@ -32,19 +36,21 @@ export class S3Storage implements Storage {
   constructor(config: Omit<S3StorageConfig, 'driver'>, client?: S3Client) {
     if (!config.bucket) throw new TypeError('S3Storage needs a bucket');
     this.bucket = config.bucket;
-    this.client = client ?? new S3Client({
-      region: config.region,
-      endpoint: config.endpoint,
-      forcePathStyle: config.forcePathStyle ?? false,
-      credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey },
-      // checksums only where S3 requires them: S3-compatible services often reject the
-      // aws-chunked trailing checksums the SDK sends by default
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-      // no "Expect: 100-continue" on large bodies: services or proxies that never answer it make the
-      // SDK stall every part for 6 s; the cost is that a refused part is sent before it is refused
-      expectContinueHeader: false,
-    });
+    this.client =
+      client ??
+      new S3Client({
+        region: config.region,
+        endpoint: config.endpoint,
+        forcePathStyle: config.forcePathStyle ?? false,
+        credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey },
+        // checksums only where S3 requires them: S3-compatible services often reject the
+        // aws-chunked trailing checksums the SDK sends by default
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+        // no "Expect: 100-continue" on large bodies: services or proxies that never answer it make the
+        // SDK stall every part for 6 s; the cost is that a refused part is sent before it is refused
+        expectContinueHeader: false,
+      });
   }
 
   /** @see Storage.put */
@@ -52,7 +58,9 @@ export class S3Storage implements Storage {
     validateKey(key);
     const upload = await inspectUpload(source, opts);
     let failure: unknown;
-    upload.body.once('error', (e) => { failure = e; });
+    upload.body.once('error', (e) => {
+      failure = e;
+    });
     const up = new Upload({
       client: this.client,
       params: { Bucket: this.bucket, Key: key, Body: upload.body, ContentType: upload.mime },

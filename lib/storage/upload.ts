@@ -29,7 +29,10 @@ export function validateKey(key: string): string {
 }
 
 /** Detected type of some content. */
-export interface DetectedType { mime: string; ext: string }
+export interface DetectedType {
+  mime: string;
+  ext: string;
+}
 
 /**
  * Decides the type of content from its first bytes: a file-type signature match (PNG, JPEG, PDF,
@@ -64,11 +67,16 @@ export function typeAllowed(mime: string, allowed: readonly string[]): boolean {
 class Meter extends Transform {
   size = 0;
   readonly hash: Hash = createHash('sha256');
-  constructor(readonly maxBytes: number) { super(); }
+  constructor(readonly maxBytes: number) {
+    super();
+  }
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.size += chunk.length;
     // checked before the chunk goes on: bytes past the limit never reach the storage backend
-    if (this.size > this.maxBytes) { done(new StorageLimitError(this.maxBytes)); return; }
+    if (this.size > this.maxBytes) {
+      done(new StorageLimitError(this.maxBytes));
+      return;
+    }
     this.hash.update(chunk);
     done(null, chunk);
   }

@@ -13,8 +13,13 @@ const uniq = () => randomBytes(4).toString('hex');
 function barrier(n: number): () => Promise<void> {
   let arrived = 0;
   let open!: () => void;
-  const opened = new Promise<void>((r) => { open = r; });
-  return () => { if (++arrived === n) open(); return opened; };
+  const opened = new Promise<void>((r) => {
+    open = r;
+  });
+  return () => {
+    if (++arrived === n) open();
+    return opened;
+  };
 }
 
 describe('db/numbering.ts: per-tenant gap-free document numbers', () => {
@@ -24,7 +29,10 @@ describe('db/numbering.ts: per-tenant gap-free document numbers', () => {
 
   async function makeTenant(): Promise<number> {
     const slug = `num-${uniq()}`;
-    const [row] = await env.knex('tenants').insert({ slug, name: `Numbering ${slug}` }).returning('id');
+    const [row] = await env
+      .knex('tenants')
+      .insert({ slug, name: `Numbering ${slug}` })
+      .returning('id');
     return row.id as number;
   }
 
@@ -36,16 +44,20 @@ describe('db/numbering.ts: per-tenant gap-free document numbers', () => {
   async function run(plan: { tenantId: number; name: string; rollback?: boolean }[]): Promise<number[]> {
     const ready = barrier(plan.length);
     const taken: number[] = [];
-    const results = await Promise.allSettled(plan.map((p, i) => k.transaction(async (trx) => {
-      await trx.raw('SELECT 1');
-      await ready();
-      const { n, number } = await nextDocumentNumber(trx, p.tenantId, p.name, 'INV');
-      taken.push(n);
-      // hold the counter lock a little, in varied order, so that the others queue on it
-      await trx.raw('SELECT pg_sleep(?)', [(i % 5) / 1000]);
-      await trx(table).insert({ tenant_id: p.tenantId, name: p.name, n, number });
-      if (p.rollback) throw new Error('rolled back on purpose');
-    })));
+    const results = await Promise.allSettled(
+      plan.map((p, i) =>
+        k.transaction(async (trx) => {
+          await trx.raw('SELECT 1');
+          await ready();
+          const { n, number } = await nextDocumentNumber(trx, p.tenantId, p.name, 'INV');
+          taken.push(n);
+          // hold the counter lock a little, in varied order, so that the others queue on it
+          await trx.raw('SELECT pg_sleep(?)', [(i % 5) / 1000]);
+          await trx(table).insert({ tenant_id: p.tenantId, name: p.name, n, number });
+          if (p.rollback) throw new Error('rolled back on purpose');
+        }),
+      ),
+    );
     results.forEach((r, i) => {
       expect(r.status, `transaction ${i}`).to.equal(plan[i].rollback ? 'rejected' : 'fulfilled');
     });
@@ -53,8 +65,10 @@ describe('db/numbering.ts: per-tenant gap-free document numbers', () => {
   }
 
   const committed = async (tenantId: number, name: string) =>
-    (await env.knex(table).where({ tenant_id: tenantId, name }).orderBy('n'))
-      .map((r) => ({ n: r.n as number, number: r.number as string }));
+    (await env.knex(table).where({ tenant_id: tenantId, name }).orderBy('n')).map((r) => ({
+      n: r.n as number,
+      number: r.number as string,
+    }));
 
   before(async () => {
     k = createKnexInstance(knexConfig(env.databaseUrl, { min: 0, max: 45 }));
@@ -85,12 +99,26 @@ describe('db/numbering.ts: per-tenant gap-free document numbers', () => {
   it('refuses to run outside a transaction and checks its arguments', async () => {
     const tenantId = await makeTenant();
     let err: unknown;
-    try { await nextNumber(env.knex as unknown as Knex.Transaction, tenantId, 'invoice'); } catch (e) { err = e; }
+    try {
+      await nextNumber(env.knex as unknown as Knex.Transaction, tenantId, 'invoice');
+    } catch (e) {
+      err = e;
+    }
     expect(err).to.be.instanceOf(TypeError);
     expect((err as Error).message).to.match(/inside a transaction/);
-    for (const [t, name] of [[0, 'invoice'], [tenantId, ''], [tenantId, 'x'.repeat(41)]] as const) {
+    for (const [t, name] of [
+      [0, 'invoice'],
+      [tenantId, ''],
+      [tenantId, 'x'.repeat(41)],
+    ] as const) {
       let e2: unknown;
-      await env.knex.transaction(async (trx) => { try { await nextNumber(trx, t, name); } catch (e) { e2 = e; } });
+      await env.knex.transaction(async (trx) => {
+        try {
+          await nextNumber(trx, t, name);
+        } catch (e) {
+          e2 = e;
+        }
+      });
       expect(e2, `${t} ${name}`).to.be.instanceOf(TypeError);
     }
   });
@@ -128,10 +156,12 @@ describe('db/numbering.ts: per-tenant gap-free document numbers', () => {
     const tenantId = await makeTenant();
     await env.knex.transaction((trx) => nextNumber(trx, tenantId, 'ticket'));
     let lost = 0;
-    const outcome = await env.knex.transaction(async (trx) => {
-      lost = await nextNumber(trx, tenantId, 'ticket');
-      throw new Error('abandon');
-    }).catch((e: Error) => e.message);
+    const outcome = await env.knex
+      .transaction(async (trx) => {
+        lost = await nextNumber(trx, tenantId, 'ticket');
+        throw new Error('abandon');
+      })
+      .catch((e: Error) => e.message);
     expect(outcome).to.equal('abandon');
     expect(lost).to.equal(2);
     const n = await env.knex.transaction((trx) => nextNumber(trx, tenantId, 'ticket'));
@@ -141,7 +171,9 @@ describe('db/numbering.ts: per-tenant gap-free document numbers', () => {
   it('keeps separate sequences per tenant and per counter name, concurrently', async () => {
     const [a, b] = [await makeTenant(), await makeTenant()];
     const plan = Array.from({ length: 40 }, (_, i) => ({
-      tenantId: i % 2 ? a : b, name: i % 4 < 2 ? 'invoice' : 'quote', rollback: i % 7 === 3,
+      tenantId: i % 2 ? a : b,
+      name: i % 4 < 2 ? 'invoice' : 'quote',
+      rollback: i % 7 === 3,
     }));
     await run(plan);
     for (const tenantId of [a, b]) {
@@ -150,7 +182,10 @@ describe('db/numbering.ts: per-tenant gap-free document numbers', () => {
         expect(commits, `${tenantId} ${name}`).to.be.greaterThan(5);
         const rows = await committed(tenantId, name);
         const want = Array.from({ length: commits }, (_, i) => i + 1);
-        expect(rows.map((r) => r.n), `${tenantId} ${name}`).to.deep.equal(want);
+        expect(
+          rows.map((r) => r.n),
+          `${tenantId} ${name}`,
+        ).to.deep.equal(want);
       }
     }
   });

@@ -25,7 +25,9 @@ describe('tenants.timezone', () => {
       let err: { code?: string; constraint?: string } | undefined;
       try {
         await env.knex('tenants').where({ id: t.tenant.id }).update({ timezone: tz });
-      } catch (e) { err = e as typeof err; }
+      } catch (e) {
+        err = e as typeof err;
+      }
       expect(err?.code, String(tz)).to.equal(tz === null ? '23502' : '23514');
       if (tz !== null) expect(err?.constraint).to.equal('tenants_timezone_iana');
     }

@@ -16,11 +16,17 @@ export const env = (g.__ispTestEnv ??= {}) as {
 const cleanups = (g.__ispTestCleanups ??= []) as (() => Promise<unknown> | unknown)[];
 
 /** Registers a teardown step; they run in reverse order after the whole run. */
-export function registerCleanup(fn: () => Promise<unknown> | unknown): void { cleanups.push(fn); }
+export function registerCleanup(fn: () => Promise<unknown> | unknown): void {
+  cleanups.push(fn);
+}
 
 export async function runCleanups(): Promise<void> {
   while (cleanups.length) {
     const fn = cleanups.pop()!;
-    try { await fn(); } catch (e) { console.error('cleanup failed:', e); }
+    try {
+      await fn();
+    } catch (e) {
+      console.error('cleanup failed:', e);
+    }
   }
 }

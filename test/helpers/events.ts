@@ -12,13 +12,19 @@ import { publishEvent, type EventName, type EventPayloads } from '../../api/even
 /** Creates a tenant row (no users: publishing events needs none); returns its id. */
 export async function bareTenant(): Promise<number> {
   const slug = `ev-${randomBytes(4).toString('hex')}`;
-  const [row] = await env.knex('tenants').insert({ slug, name: `Events ${slug}` }).returning('id');
+  const [row] = await env
+    .knex('tenants')
+    .insert({ slug, name: `Events ${slug}` })
+    .returning('id');
   return row.id;
 }
 
 /** Publishes `n` events of one name in one committed transaction; returns their ids in order. */
 export async function publishMany<N extends EventName>(
-  tenantId: number, name: N, payload: (i: number) => EventPayloads[N], n: number,
+  tenantId: number,
+  name: N,
+  payload: (i: number) => EventPayloads[N],
+  n: number,
 ): Promise<number[]> {
   return env.knex.transaction(async (trx) => {
     const ids: number[] = [];
@@ -36,7 +42,11 @@ export async function ensureEffectsTable(): Promise<void> {
 
 /** Writes one effect row in the subscriber's savepoint. */
 export async function recordEffect(
-  trx: Knex.Transaction, ev: { id: number; tenant_id: number }, subscriber: string, key: string, worker = 'in-process',
+  trx: Knex.Transaction,
+  ev: { id: number; tenant_id: number },
+  subscriber: string,
+  key: string,
+  worker = 'in-process',
 ): Promise<void> {
   const row = { tenant_id: ev.tenant_id, event_id: ev.id, subscriber, idem_key: key, worker };
   await trx('test_event_effects').insert(row);
@@ -44,8 +54,10 @@ export async function recordEffect(
 
 /** Effect rows of a tenant: "event_id/subscriber" -> number of rows. */
 export async function effectCounts(tenantId: number): Promise<Map<string, number>> {
-  const rows: { event_id: number; subscriber: string; n: number }[] = await env.knex('test_event_effects')
-    .where({ tenant_id: tenantId }).groupBy('event_id', 'subscriber')
+  const rows: { event_id: number; subscriber: string; n: number }[] = await env
+    .knex('test_event_effects')
+    .where({ tenant_id: tenantId })
+    .groupBy('event_id', 'subscriber')
     .select('event_id', 'subscriber', env.knex.raw('count(*)::int AS n'));
   return new Map(rows.map((r) => [`${r.event_id}/${r.subscriber}`, r.n]));
 }
@@ -56,7 +68,10 @@ export async function effectCounts(tenantId: number): Promise<Map<string, number
  * @throws Error naming `what` on timeout
  */
 export async function waitFor<T>(
-  what: string, check: () => Promise<T>, timeoutMs = 90_000, everyMs = 100,
+  what: string,
+  check: () => Promise<T>,
+  timeoutMs = 90_000,
+  everyMs = 100,
 ): Promise<NonNullable<T>> {
   const until = Date.now() + timeoutMs;
   for (;;) {

@@ -28,7 +28,11 @@ export async function makeTenant(
 ): Promise<TenantFixture> {
   const slug = opts.slug ?? `t-${uniq()}`;
   const { tenant, admin } = await createTenant(env.knex, {
-    slug, name: `Tenant ${slug}`, adminEmail: `admin-${slug}@example.test`, adminPassword: PASSWORD, demo: opts.demo,
+    slug,
+    name: `Tenant ${slug}`,
+    adminEmail: `admin-${slug}@example.test`,
+    adminPassword: PASSWORD,
+    demo: opts.demo,
   });
   const timeZone = opts.timeZone ?? DEFAULT_TIME_ZONE;
   if (opts.timeZone) await env.knex('tenants').where({ id: tenant.id }).update({ timezone: opts.timeZone });
@@ -45,7 +49,11 @@ export async function makeUser(tenantId: number, role: string): Promise<{ id: nu
 }
 
 /** Issues an integration token directly through the service. */
-export async function makeIntegrationToken(f: TenantFixture, access: 'read' | 'read_write' = 'read', expires_at: string | null = null) {
+export async function makeIntegrationToken(
+  f: TenantFixture,
+  access: 'read' | 'read_write' = 'read',
+  expires_at: string | null = null,
+) {
   return createToken(f.scope, f.admin.id, { name: `itest-${uniq()}`, access, expires_at });
 }
 
@@ -59,18 +67,58 @@ export async function seedBasics(f: TenantFixture, opts: { clock?: Clock } = {})
   const s = f.scope;
   const clock = opts.clock ?? systemClock;
   const dueDate = addDays(todayIn(f.timeZone, clock), 30);
-  const pkg = await s.insert('packages', { name: `Home ${uniq()}`, price: 250000, speed_down_kbps: 20000, speed_up_kbps: 10000 });
+  const pkg = await s.insert('packages', {
+    name: `Home ${uniq()}`,
+    price: 250000,
+    speed_down_kbps: 20000,
+    speed_up_kbps: 10000,
+  });
   const n = await s.nextNumber('customer');
-  const customer = await s.insert('customers', { code: `CUST-${String(n).padStart(6, '0')}`, name: `Customer ${uniq()}`, phone: '+6281234567890', address: 'Jl. Test 1', package_id: pkg.id });
-  const olt = await s.insert('olts', { name: `OLT ${uniq()}`, vendor: 'ZTE', model: 'C320', ip_address: '10.0.0.1', status: 'online' });
-  const onu = await s.insert('onus', { olt_id: olt.id, customer_id: customer.id, serial_number: `ZTEG${uniq().toUpperCase()}`, status: 'online', rx_power: -21.5, tx_power: 2.1 });
+  const customer = await s.insert('customers', {
+    code: `CUST-${String(n).padStart(6, '0')}`,
+    name: `Customer ${uniq()}`,
+    phone: '+6281234567890',
+    address: 'Jl. Test 1',
+    package_id: pkg.id,
+  });
+  const olt = await s.insert('olts', {
+    name: `OLT ${uniq()}`,
+    vendor: 'ZTE',
+    model: 'C320',
+    ip_address: '10.0.0.1',
+    status: 'online',
+  });
+  const onu = await s.insert('onus', {
+    olt_id: olt.id,
+    customer_id: customer.id,
+    serial_number: `ZTEG${uniq().toUpperCase()}`,
+    status: 'online',
+    rx_power: -21.5,
+    tx_power: 2.1,
+  });
   const invoice = await s.insert('invoices', {
-    invoice_number: `INV-${uniq()}`, customer_id: customer.id, package_id: pkg.id, amount: 250000,
-    status: 'unpaid', due_date: dueDate,
+    invoice_number: `INV-${uniq()}`,
+    customer_id: customer.id,
+    package_id: pkg.id,
+    amount: 250000,
+    status: 'unpaid',
+    due_date: dueDate,
   });
   const ticket = await s.insert('tickets', {
-    ticket_number: `TCK-${uniq()}`, customer_id: customer.id, type: 'no internet', priority: 'high', status: 'open',
-    created_at: clock.now(), updated_at: clock.now(),
+    ticket_number: `TCK-${uniq()}`,
+    customer_id: customer.id,
+    type: 'no internet',
+    priority: 'high',
+    status: 'open',
+    created_at: clock.now(),
+    updated_at: clock.now(),
   });
-  return { packageId: pkg.id, customerId: customer.id, oltId: olt.id, onuId: onu.id, invoiceId: invoice.id, ticketId: ticket.id };
+  return {
+    packageId: pkg.id,
+    customerId: customer.id,
+    oltId: olt.id,
+    onuId: onu.id,
+    invoiceId: invoice.id,
+    ticketId: ticket.id,
+  };
 }

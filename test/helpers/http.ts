@@ -8,10 +8,20 @@ import type { AppDeps } from '../../api/context.js';
 import { env, registerCleanup } from './env.js';
 
 /** A response as the tests see it. */
-export interface TestResponse { status: number; body: any; headers: Headers; text: string }
+export interface TestResponse {
+  status: number;
+  body: any;
+  headers: Headers;
+  text: string;
+}
 
 /** Options of a test request. */
-export interface RequestOptions { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string }
+export interface RequestOptions {
+  token?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  raw?: string;
+}
 
 /** A running app on a loopback port with a request helper and the log lines it wrote. */
 export interface TestApp {
@@ -30,29 +40,52 @@ let counter = 0;
  */
 export async function startTestApp(config: Partial<AppDeps['config']> = {}): Promise<TestApp> {
   const logs: string[] = [];
-  const sink = new Writable({ write(chunk, _enc, cb) { logs.push(chunk.toString()); cb(); } });
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(chunk.toString());
+      cb();
+    },
+  });
   const logger = createLogger('info', sink as never);
   const queues = createQueues(env.redisUrl, { prefix: `{test-${process.pid}-${++counter}}` });
   const { app } = createApp({
-    knex: env.knex, redis: env.redis, logger, queues,
+    knex: env.knex,
+    redis: env.redis,
+    logger,
+    queues,
     config: { publicBaseUrl: 'http://127.0.0.1', rateLimit: { points: 100000, durationSeconds: 60 }, ...config },
   });
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  registerCleanup(async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); await queues.close(); });
+  registerCleanup(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    await queues.close();
+  });
   return {
-    url, logs, queues,
+    url,
+    logs,
+    queues,
     async request(method, path, opts = {}) {
       const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
       if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
       let body: string | undefined;
-      if (opts.raw !== undefined) { body = opts.raw; headers['content-type'] ??= 'application/json'; }
-      else if (opts.body !== undefined) { body = JSON.stringify(opts.body); headers['content-type'] = 'application/json'; }
+      if (opts.raw !== undefined) {
+        body = opts.raw;
+        headers['content-type'] ??= 'application/json';
+      } else if (opts.body !== undefined) {
+        body = JSON.stringify(opts.body);
+        headers['content-type'] = 'application/json';
+      }
       const res = await fetch(url + path, { method, headers, body, redirect: 'manual' });
       const text = await res.text();
       let parsed: any = null;
-      try { parsed = text ? JSON.parse(text) : null; } catch { parsed = null; }
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        parsed = null;
+      }
       return { status: res.status, body: parsed, headers: res.headers, text };
     },
   };

@@ -17,8 +17,18 @@ import { issueCert, makeCa, makeCertDir, type TestCa, type TestCert } from './tl
 
 /** A message to put into a mailbox over LMTP (no SMTP auth involved). */
 export interface DeliverMessage {
-  from: string; to: string; subject?: string; text?: string; html?: string; cc?: string; replyTo?: string;
-  headers?: Record<string, string>; messageId?: string; inReplyTo?: string; references?: string | string[]; date?: Date;
+  from: string;
+  to: string;
+  subject?: string;
+  text?: string;
+  html?: string;
+  cc?: string;
+  replyTo?: string;
+  headers?: Record<string, string>;
+  messageId?: string;
+  inReplyTo?: string;
+  references?: string | string[];
+  date?: Date;
   attachments?: { filename: string; content: string | Buffer; contentType?: string; cid?: string }[];
   /** a complete RFC 5322 message instead of the fields above (envelope from `from`/`to`) */
   raw?: string | Buffer;
@@ -54,7 +64,10 @@ const g = globalThis as unknown as { __ispMailStack?: Promise<MailStack> };
 
 /** Returns the run's mail stack, starting it on first use. */
 export function getMailStack(): Promise<MailStack> {
-  g.__ispMailStack ??= start().catch((e) => { g.__ispMailStack = undefined; throw e; });
+  g.__ispMailStack ??= start().catch((e) => {
+    g.__ispMailStack = undefined;
+    throw e;
+  });
   return g.__ispMailStack;
 }
 
@@ -70,16 +83,27 @@ async function start(): Promise<MailStack> {
     lmtp: { host: dovecot.host, port: dovecot.lmtpPort },
   });
   registerCleanup(() => relay.stop());
-  const lmtp = nodemailer.createTransport({ host: dovecot.host, port: dovecot.lmtpPort, lmtp: true, ignoreTLS: true, secure: false, logger: false });
+  const lmtp = nodemailer.createTransport({
+    host: dovecot.host,
+    port: dovecot.lmtpPort,
+    lmtp: true,
+    ignoreTLS: true,
+    secure: false,
+    logger: false,
+  });
   registerCleanup(() => lmtp.close());
   const imap: MailServerEndpoint = { host: dovecot.host, port: dovecot.imapPort, security: 'none' };
   const smtp: MailServerEndpoint = { host: relay.host, port: relay.port, security: 'none' };
   let n = 0;
-  const newMailboxes = async (list: { local?: string; domain?: string; password?: string }[]): Promise<MailboxCredentials[]> => {
+  const newMailboxes = async (
+    list: { local?: string; domain?: string; password?: string }[],
+  ): Promise<MailboxCredentials[]> => {
     const boxes = list.map((o) => ({
-      email: `${o.local ?? 'box'}-${process.pid}-${++n}-${crypto.randomBytes(3).toString('hex')}@${o.domain ?? 'mail.test'}`.toLowerCase(),
+      email:
+        `${o.local ?? 'box'}-${process.pid}-${++n}-${crypto.randomBytes(3).toString('hex')}@${o.domain ?? 'mail.test'}`.toLowerCase(),
       password: o.password ?? `pw-${crypto.randomBytes(9).toString('base64url')}`,
-      imap, smtp,
+      imap,
+      smtp,
     }));
     await dovecot.addUsers(boxes);
     return boxes;
@@ -91,13 +115,25 @@ async function start(): Promise<MailStack> {
     addMailbox: (email, password) => dovecot.addUser(email, password),
     async deliver(m) {
       const envelope = { from: m.from, to: m.to };
-      const info = m.raw !== undefined
-        ? await lmtp.sendMail({ envelope, raw: m.raw })
-        : await lmtp.sendMail({
-          from: m.from, to: m.to, cc: m.cc, replyTo: m.replyTo, subject: m.subject ?? '', text: m.text, html: m.html,
-          headers: m.headers, messageId: m.messageId, inReplyTo: m.inReplyTo, references: m.references, date: m.date,
-          attachments: m.attachments, envelope,
-        });
+      const info =
+        m.raw !== undefined
+          ? await lmtp.sendMail({ envelope, raw: m.raw })
+          : await lmtp.sendMail({
+              from: m.from,
+              to: m.to,
+              cc: m.cc,
+              replyTo: m.replyTo,
+              subject: m.subject ?? '',
+              text: m.text,
+              html: m.html,
+              headers: m.headers,
+              messageId: m.messageId,
+              inReplyTo: m.inReplyTo,
+              references: m.references,
+              date: m.date,
+              attachments: m.attachments,
+              envelope,
+            });
       if (info.rejected?.length) throw new Error(`LMTP rejected ${info.rejected.join(', ')}`);
     },
     stopDovecot: () => dovecot.stop(),
@@ -109,8 +145,17 @@ async function start(): Promise<MailStack> {
       return log.split('\n').filter((l) => l.includes(needle)).length;
     },
     async openImap(email, password) {
-      const c = new ImapFlow({ host: imap.host, port: imap.port, secure: false, doSTARTTLS: false, auth: { user: email, pass: password }, logger: false });
-      c.on('error', () => { /* surfaced by the failing command */ });
+      const c = new ImapFlow({
+        host: imap.host,
+        port: imap.port,
+        secure: false,
+        doSTARTTLS: false,
+        auth: { user: email, pass: password },
+        logger: false,
+      });
+      c.on('error', () => {
+        /* surfaced by the failing command */
+      });
       await c.connect();
       return c;
     },
@@ -150,8 +195,9 @@ export interface TlsMailStack {
   dovecot: LocalDovecot;
   relays: Record<'ssl' | 'starttls', SmtpRelay>;
   /** Registers fresh mailboxes with the endpoints of their security mode (one passwd-file write). */
-  newMailboxes(list: { local?: string; password?: string; security: 'ssl' | 'starttls' }[]):
-    Promise<MailboxCredentials[]>;
+  newMailboxes(
+    list: { local?: string; password?: string; security: 'ssl' | 'starttls' }[],
+  ): Promise<MailboxCredentials[]>;
   /** Registers a mailbox with a given address and password (usable at once). */
   addMailbox(email: string, password: string): Promise<void>;
   /** Dovecot's log lines of successful IMAP logins of `email` (each ends with `TLS` when the session was encrypted). */
@@ -165,7 +211,10 @@ const tg = globalThis as unknown as {
 
 /** Returns the run's test PKI, making it on first use (openssl CLI, about a second). */
 export function getTestPki(): Promise<TestPki> {
-  tg.__ispTestPki ??= makePki().catch((e) => { tg.__ispTestPki = undefined; throw e; });
+  tg.__ispTestPki ??= makePki().catch((e) => {
+    tg.__ispTestPki = undefined;
+    throw e;
+  });
   return tg.__ispTestPki;
 }
 
@@ -195,7 +244,10 @@ export function getTlsMailStack(kind: TlsStackKind = 'good'): Promise<TlsMailSta
   const stacks = (tg.__ispTlsStacks ??= new Map());
   let p = stacks.get(kind);
   if (!p) {
-    p = startTlsStack(kind).catch((e) => { stacks.delete(kind); throw e; });
+    p = startTlsStack(kind).catch((e) => {
+      stacks.delete(kind);
+      throw e;
+    });
     stacks.set(kind, p);
   }
   return p;
@@ -208,7 +260,9 @@ async function startTlsStack(kind: TlsStackKind): Promise<TlsMailStack> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), `isp-mail-tls-${kind}-`));
   registerCleanup(() => fs.rm(dir, { recursive: true, force: true }));
   const dovecot = await startDovecot({
-    dir, authFailureDelaySeconds: 0, tls: { certFile: cert.certFile, keyFile: cert.keyFile },
+    dir,
+    authFailureDelaySeconds: 0,
+    tls: { certFile: cert.certFile, keyFile: cert.keyFile },
     log: (l) => console.log(l),
   });
   registerCleanup(() => dovecot.stop());
@@ -236,11 +290,15 @@ async function startTlsStack(kind: TlsStackKind): Promise<TlsMailStack> {
   };
   let n = 0;
   return {
-    kind, pki, endpoints, dovecot, relays,
+    kind,
+    pki,
+    endpoints,
+    dovecot,
+    relays,
     async newMailboxes(list) {
       const boxes = list.map((o) => ({
-        email: `${o.local ?? 'tls'}-${process.pid}-${++n}-${crypto.randomBytes(3).toString('hex')}@mail.test`
-          .toLowerCase(),
+        email:
+          `${o.local ?? 'tls'}-${process.pid}-${++n}-${crypto.randomBytes(3).toString('hex')}@mail.test`.toLowerCase(),
         password: o.password ?? `pw-${crypto.randomBytes(9).toString('base64url')}`,
         ...endpoints[o.security],
       }));

@@ -33,7 +33,9 @@ export const mochaHooks = {
     await migrateLatest(env.knex);
     await ensureCatalog(env.knex);
     env.redis = new Redis(redis.url, { maxRetriesPerRequest: null });
-    registerCleanup(async () => { env.redis.disconnect(); });
+    registerCleanup(async () => {
+      env.redis.disconnect();
+    });
     registerCleanup(() => fs.rm(dir, { recursive: true, force: true }));
   },
   async afterAll(this: Mocha.Context) {

@@ -54,9 +54,27 @@ export async function makeCertDir(): Promise<string> {
 export async function makeCa(dir: string, name: string): Promise<TestCa> {
   const certFile = path.join(dir, `${name}-ca.pem`);
   const keyFile = path.join(dir, `${name}-ca.key`);
-  await openssl(['req', '-x509', '-new', ...EC_KEY, '-keyout', keyFile, '-out', certFile, '-days', '2',
-    '-subj', `/CN=ISP test CA ${name}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], dir);
+  await openssl(
+    [
+      'req',
+      '-x509',
+      '-new',
+      ...EC_KEY,
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=ISP test CA ${name}`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
+    dir,
+  );
   return { name, certPem: await fs.readFile(certFile, 'utf8'), certFile, keyFile };
 }
 
@@ -68,22 +86,49 @@ export async function makeCa(dir: string, name: string): Promise<TestCa> {
  * @param o.days validity from now in days (default 2); -1 gives a certificate that expired a day ago
  * @throws Error when openssl fails
  */
-export async function issueCert(ca: TestCa, o: { dir: string; name: string; altNames: string[]; days?: number }):
-  Promise<TestCert> {
+export async function issueCert(
+  ca: TestCa,
+  o: { dir: string; name: string; altNames: string[]; days?: number },
+): Promise<TestCert> {
   const certFile = path.join(o.dir, `${o.name}.pem`);
   const keyFile = path.join(o.dir, `${o.name}.key`);
   const csr = path.join(o.dir, `${o.name}.csr`);
   const ext = path.join(o.dir, `${o.name}.ext`);
   const cn = (o.altNames[0] ?? 'server').replace(/^[A-Z]+:/, '');
-  await fs.writeFile(ext, [
-    `subjectAltName = ${o.altNames.join(',')}`, 'basicConstraints = CA:FALSE',
-    'keyUsage = critical,digitalSignature', 'extendedKeyUsage = serverAuth', '',
-  ].join('\n'));
+  await fs.writeFile(
+    ext,
+    [
+      `subjectAltName = ${o.altNames.join(',')}`,
+      'basicConstraints = CA:FALSE',
+      'keyUsage = critical,digitalSignature',
+      'extendedKeyUsage = serverAuth',
+      '',
+    ].join('\n'),
+  );
   await openssl(['req', '-new', ...EC_KEY, '-keyout', keyFile, '-out', csr, '-subj', `/CN=${cn}`], o.dir);
   // `x509 -req -days -1` puts notAfter one day before now (OpenSSL 3.0 has no -not_after yet)
   const serial = `0x${crypto.randomBytes(12).toString('hex')}`;
-  await openssl(['x509', '-req', '-in', csr, '-CA', ca.certFile, '-CAkey', ca.keyFile, '-set_serial', serial,
-    '-days', String(o.days ?? 2), '-extfile', ext, '-out', certFile], o.dir);
+  await openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      csr,
+      '-CA',
+      ca.certFile,
+      '-CAkey',
+      ca.keyFile,
+      '-set_serial',
+      serial,
+      '-days',
+      String(o.days ?? 2),
+      '-extfile',
+      ext,
+      '-out',
+      certFile,
+    ],
+    o.dir,
+  );
   await fs.chmod(keyFile, 0o600);
   const [certPem, keyPem] = await Promise.all([fs.readFile(certFile, 'utf8'), fs.readFile(keyFile, 'utf8')]);
   return { certPem, keyPem, certFile, keyFile };

@@ -18,12 +18,30 @@ describe('mail CLI commands as subprocesses (issue 3 §6)', function () {
 
   async function cli(...args: string[]): Promise<{ code: number; out: any; err: any; stdout: string; stderr: string }> {
     const r = await execa(process.execPath, ['--import', 'tsx', 'bin/cli.ts', ...args], {
-      cwd: ROOT, reject: false,
-      env: { DATABASE_URL: env.databaseUrl, APP_KEY: appKey.toString('hex'), DATA_DIR: path.join(env.dir, 'cli-data'), LOG_LEVEL: 'silent' },
+      cwd: ROOT,
+      reject: false,
+      env: {
+        DATABASE_URL: env.databaseUrl,
+        APP_KEY: appKey.toString('hex'),
+        DATA_DIR: path.join(env.dir, 'cli-data'),
+        LOG_LEVEL: 'silent',
+      },
       extendEnv: true,
     });
-    const parse = (s: string) => { try { return JSON.parse(s); } catch { return null; } };
-    return { code: r.exitCode ?? -1, out: parse(r.stdout), err: parse(r.stderr.trim().split('\n').pop() ?? ''), stdout: r.stdout, stderr: r.stderr };
+    const parse = (s: string) => {
+      try {
+        return JSON.parse(s);
+      } catch {
+        return null;
+      }
+    };
+    return {
+      code: r.exitCode ?? -1,
+      out: parse(r.stdout),
+      err: parse(r.stderr.trim().split('\n').pop() ?? ''),
+      stdout: r.stdout,
+      stderr: r.stderr,
+    };
   }
 
   it('mail:operator:create prints the operator as JSON, never the password; a taken e-mail fails with field errors', async () => {
@@ -45,17 +63,58 @@ describe('mail CLI commands as subprocesses (issue 3 §6)', function () {
 
   it('mail:domain:add stores the panel password sealed under APP_KEY and prints only "set"; bad input fails by field', async () => {
     const secret = `cli-panel-${randomBytes(4).toString('hex')}`;
-    const r = await cli('mail:domain:add', '--name', domain, '--imap-host', 'imap.example.test', '--imap-port', '993', '--imap-security', 'ssl',
-      '--smtp-host', 'smtp.example.test', '--smtp-port', '587', '--smtp-security', 'starttls',
-      '--panel-type', 'directadmin', '--panel-host', 'da.example.test', '--panel-user', 'admin', '--panel-password', secret, '--no-panel-ssl');
+    const r = await cli(
+      'mail:domain:add',
+      '--name',
+      domain,
+      '--imap-host',
+      'imap.example.test',
+      '--imap-port',
+      '993',
+      '--imap-security',
+      'ssl',
+      '--smtp-host',
+      'smtp.example.test',
+      '--smtp-port',
+      '587',
+      '--smtp-security',
+      'starttls',
+      '--panel-type',
+      'directadmin',
+      '--panel-host',
+      'da.example.test',
+      '--panel-user',
+      'admin',
+      '--panel-password',
+      secret,
+      '--no-panel-ssl',
+    );
     expect(r.code, r.stderr).to.equal(0);
     expect(r.out.domain).to.deep.include({ name: domain, imap_port: 993, smtp_port: 587, smtp_security: 'starttls' });
-    expect(r.out.domain.panel).to.deep.equal({ type: 'directadmin', host: 'da.example.test', port: 2222, user: 'admin', ssh_key_path: null, ssl: false, password: 'set' });
+    expect(r.out.domain.panel).to.deep.equal({
+      type: 'directadmin',
+      host: 'da.example.test',
+      port: 2222,
+      user: 'admin',
+      ssh_key_path: null,
+      ssl: false,
+      password: 'set',
+    });
     expect(r.stdout + r.stderr).not.to.include(secret);
     const row = await env.knex('mail_domains').where({ name: domain }).first();
     expect(row.panel_password_enc).not.to.include(secret);
     expect(open(appKey, row.panel_password_enc, PANEL_PASSWORD_AAD)).to.equal(secret);
-    const bad = await cli('mail:domain:add', '--name', `x-${domain}`, '--imap-host', 'i.test', '--imap-security', 'tls', '--smtp-host', 's.test');
+    const bad = await cli(
+      'mail:domain:add',
+      '--name',
+      `x-${domain}`,
+      '--imap-host',
+      'i.test',
+      '--imap-security',
+      'tls',
+      '--smtp-host',
+      's.test',
+    );
     expect(bad.code).to.equal(1);
     expect(bad.err.error.errors).to.have.property('imap_security');
     const missing = await cli('mail:domain:add', '--name', `y-${domain}`, '--smtp-host', 's.test');
@@ -75,18 +134,33 @@ describe('mail CLI commands as subprocesses (issue 3 §6)', function () {
   });
 
   it('mail:key:create prints the key once (hash only in the database); mail:key:revoke makes it fail verification', async () => {
-    const r = await cli('mail:key:create', '--name', 'CLI key', '--scopes', 'emails:read,emails:reply', '--mailboxes', `info@${domain},sales@${domain}`);
+    const r = await cli(
+      'mail:key:create',
+      '--name',
+      'CLI key',
+      '--scopes',
+      'emails:read,emails:reply',
+      '--mailboxes',
+      `info@${domain},sales@${domain}`,
+    );
     expect(r.code, r.stderr).to.equal(0);
     const key: string = r.out.key;
     expect(key).to.match(/^mbxk_\d+_[0-9a-f]{72}$/);
-    expect(r.out.data).to.deep.include({ name: 'CLI key', scopes: ['emails:read', 'emails:reply'], domain, mailboxes: [`info@${domain}`, `sales@${domain}`] });
+    expect(r.out.data).to.deep.include({
+      name: 'CLI key',
+      scopes: ['emails:read', 'emails:reply'],
+      domain,
+      mailboxes: [`info@${domain}`, `sales@${domain}`],
+    });
     const row = await env.knex('mail_api_keys').where({ id: r.out.data.id }).first();
     expect(Buffer.compare(row.token_hash, hashToken(key))).to.equal(0);
     expect((await verifyApiKey(env.knex, key))!.mailboxes.sort()).to.deep.equal([`info@${domain}`, `sales@${domain}`]);
     const list = await cli('mail:key:list');
     expect(list.code).to.equal(0);
     expect(list.stdout).not.to.include(key);
-    expect(list.out.data.find((k: { id: number }) => k.id === r.out.data.id)).to.include({ prefix: `mbxk_${r.out.data.id}_` });
+    expect(list.out.data.find((k: { id: number }) => k.id === r.out.data.id)).to.include({
+      prefix: `mbxk_${r.out.data.id}_`,
+    });
 
     const revoke = await cli('mail:key:revoke', '--id', String(r.out.data.id));
     expect(revoke.code, revoke.stderr).to.equal(0);
@@ -102,13 +176,39 @@ describe('mail CLI commands as subprocesses (issue 3 §6)', function () {
 
   it('mail:key:create refuses unknown scopes and mailboxes, a foreign domain and a missing name, creating nothing', async () => {
     const before = Number((await env.knex('mail_api_keys').count({ n: '*' }).first())!.n);
-    const scope = await cli('mail:key:create', '--name', 'k', '--scopes', 'emails:read,admin', '--mailboxes', `info@${domain}`);
+    const scope = await cli(
+      'mail:key:create',
+      '--name',
+      'k',
+      '--scopes',
+      'emails:read,admin',
+      '--mailboxes',
+      `info@${domain}`,
+    );
     expect(scope.code).to.equal(1);
     expect(scope.err.error.errors).to.have.property('scopes');
-    const box = await cli('mail:key:create', '--name', 'k', '--scopes', 'emails:read', '--mailboxes', `nobody@${domain}`);
+    const box = await cli(
+      'mail:key:create',
+      '--name',
+      'k',
+      '--scopes',
+      'emails:read',
+      '--mailboxes',
+      `nobody@${domain}`,
+    );
     expect(box.code).to.equal(1);
     expect(box.err.error.errors.mailboxes[0]).to.include(`nobody@${domain}`);
-    const other = await cli('mail:key:create', '--name', 'k', '--permission', 'read', '--mailboxes', `info@${domain}`, '--domain', 'no-such-domain.test');
+    const other = await cli(
+      'mail:key:create',
+      '--name',
+      'k',
+      '--permission',
+      'read',
+      '--mailboxes',
+      `info@${domain}`,
+      '--domain',
+      'no-such-domain.test',
+    );
     expect(other.code).to.equal(1);
     expect(other.err.error.errors).to.have.property('domain');
     const noName = await cli('mail:key:create', '--scopes', 'emails:read', '--mailboxes', `info@${domain}`);

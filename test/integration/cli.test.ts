@@ -15,15 +15,39 @@ import { env } from '../helpers/env.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const uniq = () => randomBytes(4).toString('hex');
 
-interface CliResult { code: number; stdout: string; stderr: string; json: any; error: any }
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: any;
+  error: any;
+}
 
 /** Runs bin/cli.ts as a subprocess (node + tsx) with only PATH, HOME and `vars` in its environment. */
-async function cli(args: string[], vars: Record<string, string> = { DATABASE_URL: env.databaseUrl }): Promise<CliResult> {
+async function cli(
+  args: string[],
+  vars: Record<string, string> = { DATABASE_URL: env.databaseUrl },
+): Promise<CliResult> {
   const r = await execa(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bin', 'cli.ts'), ...args], {
-    cwd: ROOT, reject: false, extendEnv: false, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...vars },
+    cwd: ROOT,
+    reject: false,
+    extendEnv: false,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...vars },
   });
-  const parse = (s: string) => { try { return JSON.parse(s); } catch { return null; } };
-  return { code: r.exitCode ?? -1, stdout: r.stdout as string, stderr: r.stderr as string, json: parse(r.stdout as string), error: parse(r.stderr as string)?.error ?? null };
+  const parse = (s: string) => {
+    try {
+      return JSON.parse(s);
+    } catch {
+      return null;
+    }
+  };
+  return {
+    code: r.exitCode ?? -1,
+    stdout: r.stdout as string,
+    stderr: r.stderr as string,
+    json: parse(r.stdout as string),
+    error: parse(r.stderr as string)?.error ?? null,
+  };
 }
 
 /** Asserts a secret appears in neither output stream. */
@@ -38,7 +62,8 @@ describe('operator CLI (bin/cli.ts)', function () {
   it('help and no command print the usage with every command, exit 0', async () => {
     for (const r of await Promise.all([cli(['help']), cli([])])) {
       expect(r.code).to.equal(0);
-      for (const c of ['platform-admin:create', 'tenant:create', 'user:create', 'tenant:demo-mode', 'demo:seed']) expect(r.stdout).to.include(c);
+      for (const c of ['platform-admin:create', 'tenant:create', 'user:create', 'tenant:demo-mode', 'demo:seed'])
+        expect(r.stdout).to.include(c);
     }
   });
 
@@ -58,14 +83,28 @@ describe('operator CLI (bin/cli.ts)', function () {
     const dup = await cli(['platform-admin:create', '--email', email.toUpperCase(), '--password', password]);
     expect(dup.code).to.equal(1);
     expect(dup.stdout).to.equal('');
-    expect(dup.error).to.deep.equal({ code: 'CONFLICT', message: `A user with e-mail ${email.toUpperCase()} already exists.` });
+    expect(dup.error).to.deep.equal({
+      code: 'CONFLICT',
+      message: `A user with e-mail ${email.toUpperCase()} already exists.`,
+    });
     expectNotPrinted(dup, password);
   });
 
   it('tenant:create (with --demo) creates the tenant and its Super Admin', async () => {
     const slug = `cli-${uniq()}`;
     const password = `adm-${uniq()}-pass`;
-    const r = await cli(['tenant:create', '--slug', slug, '--name', 'CLI Net', '--admin-email', `admin@${slug}.test`, '--admin-password', password, '--demo']);
+    const r = await cli([
+      'tenant:create',
+      '--slug',
+      slug,
+      '--name',
+      'CLI Net',
+      '--admin-email',
+      `admin@${slug}.test`,
+      '--admin-password',
+      password,
+      '--demo',
+    ]);
     expect(r.code).to.equal(0);
     expect(r.json.tenant).to.include({ slug, name: 'CLI Net', demo_mode: true });
     expect(r.json.admin).to.include({ email: `admin@${slug}.test`, tenant_id: r.json.tenant.id });
@@ -74,11 +113,31 @@ describe('operator CLI (bin/cli.ts)', function () {
     const t = await env.knex('tenants').where({ slug }).first();
     expect(t.demo_mode).to.equal(true);
 
-    const dup = await cli(['tenant:create', '--slug', slug, '--name', 'Again', '--admin-email', `other@${slug}.test`, '--admin-password', password]);
+    const dup = await cli([
+      'tenant:create',
+      '--slug',
+      slug,
+      '--name',
+      'Again',
+      '--admin-email',
+      `other@${slug}.test`,
+      '--admin-password',
+      password,
+    ]);
     expect(dup.code).to.equal(1);
     expect(dup.error).to.include({ code: 'CONFLICT', message: `Tenant ${slug} already exists.` });
 
-    const bad = await cli(['tenant:create', '--slug', 'Bad Slug!', '--name', 'x', '--admin-email', 'a@b.test', '--admin-password', password]);
+    const bad = await cli([
+      'tenant:create',
+      '--slug',
+      'Bad Slug!',
+      '--name',
+      'x',
+      '--admin-email',
+      'a@b.test',
+      '--admin-password',
+      password,
+    ]);
     expect(bad.code).to.equal(1);
     expect(bad.error.code).to.equal('VALIDATION_FAILED');
     expect(bad.error.errors).to.have.keys(['slug']);
@@ -89,22 +148,72 @@ describe('operator CLI (bin/cli.ts)', function () {
     const f = await makeTenant();
     const email = `tech-${uniq()}@example.test`;
     const password = `tech-${uniq()}-pw`;
-    const r = await cli(['user:create', '--tenant', f.tenant.slug, '--email', email, '--password', password, '--role', 'technician', '--name', 'Budi']);
+    const r = await cli([
+      'user:create',
+      '--tenant',
+      f.tenant.slug,
+      '--email',
+      email,
+      '--password',
+      password,
+      '--role',
+      'technician',
+      '--name',
+      'Budi',
+    ]);
     expect(r.code).to.equal(0);
     expect(r.json.user).to.include({ email, tenant_id: f.tenant.id, name: 'Budi' });
     expectNotPrinted(r, password);
-    const roles = await env.knex('user_roles as ur').join('roles as r', 'r.id', 'ur.role_id').where('ur.user_id', r.json.user.id).pluck('r.name');
+    const roles = await env
+      .knex('user_roles as ur')
+      .join('roles as r', 'r.id', 'ur.role_id')
+      .where('ur.user_id', r.json.user.id)
+      .pluck('r.name');
     expect(roles).to.deep.equal(['technician']);
 
-    const role = await cli(['user:create', '--tenant', f.tenant.slug, '--email', `x-${uniq()}@example.test`, '--password', password, '--role', 'boss']);
+    const role = await cli([
+      'user:create',
+      '--tenant',
+      f.tenant.slug,
+      '--email',
+      `x-${uniq()}@example.test`,
+      '--password',
+      password,
+      '--role',
+      'boss',
+    ]);
     expect(role.code).to.equal(1);
-    expect(role.error).to.deep.equal({ code: 'VALIDATION_FAILED', message: 'The role must be one of: Super Admin, Administrator, technician, staff.', errors: { role: ['The role must be one of: Super Admin, Administrator, technician, staff.'] } });
+    expect(role.error).to.deep.equal({
+      code: 'VALIDATION_FAILED',
+      message: 'The role must be one of: Super Admin, Administrator, technician, staff.',
+      errors: { role: ['The role must be one of: Super Admin, Administrator, technician, staff.'] },
+    });
 
-    const tenant = await cli(['user:create', '--tenant', 'no-such-tenant', '--email', `y-${uniq()}@example.test`, '--password', password, '--role', 'staff']);
+    const tenant = await cli([
+      'user:create',
+      '--tenant',
+      'no-such-tenant',
+      '--email',
+      `y-${uniq()}@example.test`,
+      '--password',
+      password,
+      '--role',
+      'staff',
+    ]);
     expect(tenant.code).to.equal(1);
     expect(tenant.error).to.deep.equal({ code: 'NOT_FOUND', message: 'Tenant no-such-tenant not found.' });
 
-    const short = await cli(['user:create', '--tenant', f.tenant.slug, '--email', `z-${uniq()}@example.test`, '--password', 'short7!', '--role', 'staff']);
+    const short = await cli([
+      'user:create',
+      '--tenant',
+      f.tenant.slug,
+      '--email',
+      `z-${uniq()}@example.test`,
+      '--password',
+      'short7!',
+      '--role',
+      'staff',
+    ]);
     expect(short.code).to.equal(1);
     expect(short.error.errors).to.deep.equal({ password: ['The password field must be at least 8 characters.'] });
     expectNotPrinted(short, 'short7!');
@@ -145,10 +254,19 @@ describe('operator CLI (bin/cli.ts)', function () {
     const secret = `s3cret-${uniq()}`;
     const cases: [string[], RegExp][] = [
       [['tenant:destroy'], /Unknown command "tenant:destroy"/],
-      [['platform-admin:create', '--email', 'a@b.test', '--password', secret, '--admin'], /Unknown option --admin for platform-admin:create/],
-      [['platform-admin:create', '--email', 'a@b.test'], /Missing required option --password for platform-admin:create/],
+      [
+        ['platform-admin:create', '--email', 'a@b.test', '--password', secret, '--admin'],
+        /Unknown option --admin for platform-admin:create/,
+      ],
+      [
+        ['platform-admin:create', '--email', 'a@b.test'],
+        /Missing required option --password for platform-admin:create/,
+      ],
       [['user:create', '--tenant', 'x', '--email', 'a@b.test', '--password', secret], /Missing required option --role/],
-      [['platform-admin:create', '--email', 'a@b.test', '--password'], /Option --password of platform-admin:create needs a value/],
+      [
+        ['platform-admin:create', '--email', 'a@b.test', '--password'],
+        /Option --password of platform-admin:create needs a value/,
+      ],
       [['platform-admin:create', '--email', 'a@b.test', '--password', 'two', secret], /takes no positional arguments/],
       [['demo:seed', '--size', 'huge'], /--size must be full or small/],
     ];
@@ -167,29 +285,53 @@ describe('operator CLI (bin/cli.ts)', function () {
   it('without DATABASE_URL: starts the embedded server of the data dir for the command (initialised and migrated) and stops it', async () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'isp-cli-'));
     try {
-      const r = await cli(['platform-admin:create', '--email', 'first@example.test', '--password', 'first-pass-1'], { DATA_DIR: dataDir });
+      const r = await cli(['platform-admin:create', '--email', 'first@example.test', '--password', 'first-pass-1'], {
+        DATA_DIR: dataDir,
+      });
       expect(r.code, r.stderr).to.equal(0);
       expect(r.json.platform_admin.email).to.equal('first@example.test');
       const meta = JSON.parse(await fs.readFile(path.join(dataDir, 'postgres.json'), 'utf8'));
       expect(await portOpen(meta.port)).to.equal(false);
       // the same database again: the admin is there
-      const dup = await cli(['platform-admin:create', '--email', 'first@example.test', '--password', 'first-pass-1'], { DATA_DIR: dataDir });
+      const dup = await cli(['platform-admin:create', '--email', 'first@example.test', '--password', 'first-pass-1'], {
+        DATA_DIR: dataDir,
+      });
       expect(dup.error.code).to.equal('CONFLICT');
       expect(await portOpen(meta.port)).to.equal(false);
 
       // while the platform runs (a server on that data dir is up): the CLI uses it and leaves it running
       const pg = await startEmbeddedPostgres(path.join(dataDir, 'postgres'), 'isp');
       try {
-        const t = await cli(['tenant:create', '--slug', 'live-net', '--name', 'Live', '--admin-email', 'admin@live.test', '--admin-password', 'live-pass-1'], { DATA_DIR: dataDir });
+        const t = await cli(
+          [
+            'tenant:create',
+            '--slug',
+            'live-net',
+            '--name',
+            'Live',
+            '--admin-email',
+            'admin@live.test',
+            '--admin-password',
+            'live-pass-1',
+          ],
+          { DATA_DIR: dataDir },
+        );
         expect(t.code, t.stderr).to.equal(0);
         expect(await portOpen(pg.port)).to.equal(true);
         const { default: knexPkg } = await import('knex');
         const k = knexPkg.knex({ client: 'pg', connection: pg.url });
         try {
           expect(await k('tenants').pluck('slug')).to.deep.equal(['live-net']);
-          expect(await k('users').orderBy('id').pluck('email')).to.deep.equal(['first@example.test', 'admin@live.test']);
-        } finally { await k.destroy(); }
-      } finally { await pg.stop(); }
+          expect(await k('users').orderBy('id').pluck('email')).to.deep.equal([
+            'first@example.test',
+            'admin@live.test',
+          ]);
+        } finally {
+          await k.destroy();
+        }
+      } finally {
+        await pg.stop();
+      }
     } finally {
       await removeSystemState(dataDir); // as root the cluster lives outside dataDir
       await fs.rm(dataDir, { recursive: true, force: true });

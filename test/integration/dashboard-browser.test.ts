@@ -16,8 +16,17 @@ import { ensureDebianPackage } from '../../lib/infra/apt.js';
 import { createLogger } from '../../lib/logger.js';
 import { env, registerCleanup } from '../helpers/env.js';
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
 export const SHOT_KEY_CREATED = '/tmp/dashboard-key-created.png';
 export const SHOT_KEYS_LIST = '/tmp/dashboard-keys-list.png';
 export const SHOT_KEY_FORM = '/tmp/dashboard-key-form.png';
@@ -34,7 +43,10 @@ describe('mail dashboard in headless Chromium (issue 3 §5, end to end)', functi
   let page: Page;
   let domain: DomainView;
   let boxes: MailboxView[];
-  const operator = { email: `browser-op-${randomBytes(3).toString('hex')}@example.test`, password: 'browser operator pw 1' };
+  const operator = {
+    email: `browser-op-${randomBytes(3).toString('hex')}@example.test`,
+    password: 'browser operator pw 1',
+  };
   const logs: string[] = [];
 
   before(async function () {
@@ -44,29 +56,67 @@ describe('mail dashboard in headless Chromium (issue 3 §5, end to end)', functi
     const server = http.createServer();
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const sink = new Writable({ write(chunk, _enc, cb) { logs.push(chunk.toString()); cb(); } });
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        logs.push(chunk.toString());
+        cb();
+      },
+    });
     const queues = createQueues(env.redisUrl, { prefix: `{browser-${randomBytes(3).toString('hex')}}` });
     const mailClient = createMailboxClient();
     const { app, close } = createMailApp({
-      knex: env.knex, redis: env.redis, logger: createLogger('info', sink as never), queues, mailClient,
-      config: { mailBaseUrl: base, appKey: randomBytes(32), rateLimit: { points: 100000, durationSeconds: 60 }, rateLimitPrefix: `rl:browser:${randomBytes(3).toString('hex')}` },
+      knex: env.knex,
+      redis: env.redis,
+      logger: createLogger('info', sink as never),
+      queues,
+      mailClient,
+      config: {
+        mailBaseUrl: base,
+        appKey: randomBytes(32),
+        rateLimit: { points: 100000, durationSeconds: 60 },
+        rateLimitPrefix: `rl:browser:${randomBytes(3).toString('hex')}`,
+      },
     });
     server.on('request', app.callback());
-    registerCleanup(async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); await close(); await queues.close(); await mailClient.close(); });
+    registerCleanup(async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await close();
+      await queues.close();
+      await mailClient.close();
+    });
 
     await createOperator(env.knex, { email: operator.email, password: operator.password, name: 'Browser Operator' });
-    domain = await addDomain(env.knex, randomBytes(32), { name: `browser-${randomBytes(3).toString('hex')}.test`, imap_host: '127.0.0.1', smtp_host: '127.0.0.1' });
-    boxes = [await addMailbox(env.knex, { email: `support@${domain.name}`, display_name: 'Support' }), await addMailbox(env.knex, { email: `billing@${domain.name}` })];
+    domain = await addDomain(env.knex, randomBytes(32), {
+      name: `browser-${randomBytes(3).toString('hex')}.test`,
+      imap_host: '127.0.0.1',
+      smtp_host: '127.0.0.1',
+    });
+    boxes = [
+      await addMailbox(env.knex, { email: `support@${domain.name}`, display_name: 'Support' }),
+      await addMailbox(env.knex, { email: `billing@${domain.name}` }),
+    ];
 
     const userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'dash-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, { executablePath, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 860 } });
-    registerCleanup(async () => { await context.close().catch(() => undefined); await fs.rm(userDataDir, { recursive: true, force: true }); });
-    page = context.pages()[0] ?? await context.newPage();
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1280, height: 860 },
+    });
+    registerCleanup(async () => {
+      await context.close().catch(() => undefined);
+      await fs.rm(userDataDir, { recursive: true, force: true });
+    });
+    page = context.pages()[0] ?? (await context.newPage());
   });
 
-  after(async () => { await context?.close().catch(() => undefined); });
+  after(async () => {
+    await context?.close().catch(() => undefined);
+  });
 
-  const api = (key: string) => fetch(`${base}/api/v1/mailboxes`, { headers: { authorization: `Bearer ${key}`, accept: 'application/json' } });
+  const api = (key: string) =>
+    fetch(`${base}/api/v1/mailboxes`, { headers: { authorization: `Bearer ${key}`, accept: 'application/json' } });
 
   it('signs in, creates a key shown once, uses it against the API, revokes it and sees 401', async () => {
     // not signed in: the dashboard sends the browser to the sign-in page
@@ -89,7 +139,10 @@ describe('mail dashboard in headless Chromium (issue 3 §5, end to end)', functi
     await page.check(`input[name=mailbox_ids][value="${boxes[0].id}"]`);
     await page.check('input[name=permission][value=reply]');
     await page.screenshot({ path: SHOT_KEY_FORM, fullPage: true });
-    const [created] = await Promise.all([page.waitForResponse((r) => r.url() === `${base}/dashboard/keys` && r.request().method() === 'POST'), page.click('button:has-text("Create key")')]);
+    const [created] = await Promise.all([
+      page.waitForResponse((r) => r.url() === `${base}/dashboard/keys` && r.request().method() === 'POST'),
+      page.click('button:has-text("Create key")'),
+    ]);
     expect(created.status()).to.equal(201);
     expect(created.headers()['cache-control']).to.equal('no-store');
     await page.waitForSelector('#api-key');
@@ -101,7 +154,7 @@ describe('mail dashboard in headless Chromium (issue 3 §5, end to end)', functi
     // the key works against the Mailbox API and sees only the chosen mailbox
     const ok = await api(key);
     expect(ok.status).to.equal(200);
-    const body = await ok.json() as { data: { email: string; imap_host: string; smtp_host: string }[] };
+    const body = (await ok.json()) as { data: { email: string; imap_host: string; smtp_host: string }[] };
     expect(body.data.map((m) => m.email)).to.deep.equal([boxes[0].email]);
     expect(body.data[0]).to.include({ imap_host: '127.0.0.1', smtp_host: '127.0.0.1' });
 
@@ -111,7 +164,12 @@ describe('mail dashboard in headless Chromium (issue 3 §5, end to end)', functi
     const id = Number(key.split('_')[1]);
     const row = page.locator(`tr[data-key-id="${id}"]`);
     const rowText = (await row.textContent())!;
-    expect(rowText).to.include('Browser CMS').and.include(`mbxk_${id}_`).and.include('emails:reply').and.include(boxes[0].email).and.include('active');
+    expect(rowText)
+      .to.include('Browser CMS')
+      .and.include(`mbxk_${id}_`)
+      .and.include('emails:reply')
+      .and.include(boxes[0].email)
+      .and.include('active');
     expect(rowText).not.to.include('never'); // last use was written by the API call
     expect(await page.content()).not.to.include(key);
     await page.screenshot({ path: SHOT_KEYS_LIST, fullPage: true });

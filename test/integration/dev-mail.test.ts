@@ -3,7 +3,12 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  startMailDemo, dovecotDirFor, DEMO_MAIL_DOMAIN, DEMO_OPERATOR_EMAIL, DEMO_KEY_NAME, type MailDemo,
+  startMailDemo,
+  dovecotDirFor,
+  DEMO_MAIL_DOMAIN,
+  DEMO_OPERATOR_EMAIL,
+  DEMO_KEY_NAME,
+  type MailDemo,
 } from '../../bin/dev-mail.js';
 import { isRoot, removeSystemState, stateKey, stateRoot } from '../../lib/infra/system-dirs.js';
 import { verifyApiKey } from '../../api/mail/keys/service.js';
@@ -16,7 +21,9 @@ import { env, registerCleanup } from '../helpers/env.js';
 function parseBanner(banner: string[]) {
   const text = banner.join('\n');
   const key = text.match(/demo API key\s+(mbxk_\S+)/)?.[1] ?? null;
-  const passwords = Object.fromEntries([...text.matchAll(/mailbox\s+(\S+@\S+)\s+password (\S+)/g)].map((m) => [m[1], m[2]]));
+  const passwords = Object.fromEntries(
+    [...text.matchAll(/mailbox\s+(\S+@\S+)\s+password (\S+)/g)].map((m) => [m[1], m[2]]),
+  );
   const ports = text.match(/IMAP 127\.0\.0\.1:(\d+), SMTP 127\.0\.0\.1:(\d+)/);
   return { key, passwords, imapPort: Number(ports?.[1]), smtpPort: Number(ports?.[2]) };
 }
@@ -42,9 +49,17 @@ describe('bin/dev-mail.ts startMailDemo (the demo mail server of npm start)', fu
     await env.knex('mail_operators').whereRaw('lower(email) = ?', [DEMO_OPERATOR_EMAIL]).del();
   });
 
-  const start = () => startMailDemo({ dataDir, env: { DATABASE_URL: env.databaseUrl, MAIL_BASE_URL: 'http://127.0.0.1:3901' }, log: (l) => lines.push(l) });
+  const start = () =>
+    startMailDemo({
+      dataDir,
+      env: { DATABASE_URL: env.databaseUrl, MAIL_BASE_URL: 'http://127.0.0.1:3901' },
+      log: (l) => lines.push(l),
+    });
   const creds = (email: string, password: string, b: ReturnType<typeof parseBanner>): MailboxCredentials => ({
-    email, password, imap: { host: '127.0.0.1', port: b.imapPort, security: 'none' }, smtp: { host: '127.0.0.1', port: b.smtpPort, security: 'none' },
+    email,
+    password,
+    imap: { host: '127.0.0.1', port: b.imapPort, security: 'none' },
+    smtp: { host: '127.0.0.1', port: b.smtpPort, security: 'none' },
   });
 
   it('starts Dovecot + relay, registers the demo domain, mailboxes, operator and a working full-scope key', async () => {
@@ -53,7 +68,15 @@ describe('bin/dev-mail.ts startMailDemo (the demo mail server of npm start)', fu
     expect(b.key).to.match(/^mbxk_/);
 
     const domain = await env.knex('mail_domains').where({ name: DEMO_MAIL_DOMAIN }).first();
-    expect(domain).to.include({ imap_host: '127.0.0.1', imap_port: b.imapPort, imap_security: 'none', smtp_host: '127.0.0.1', smtp_port: b.smtpPort, smtp_security: 'none', panel_type: null });
+    expect(domain).to.include({
+      imap_host: '127.0.0.1',
+      imap_port: b.imapPort,
+      imap_security: 'none',
+      smtp_host: '127.0.0.1',
+      smtp_port: b.smtpPort,
+      smtp_security: 'none',
+      panel_type: null,
+    });
     const boxes = await env.knex('mail_mailboxes').where({ domain_id: domain.id }).orderBy('email').pluck('email');
     expect(boxes).to.deep.equal([`info@${DEMO_MAIL_DOMAIN}`, `support@${DEMO_MAIL_DOMAIN}`]);
     expect(Object.keys(b.passwords).sort()).to.deep.equal(boxes);
@@ -70,15 +93,29 @@ describe('bin/dev-mail.ts startMailDemo (the demo mail server of npm start)', fu
 
     // the printed mailbox passwords log in to the demo Dovecot, which holds the demo e-mails
     const infoList = await client.listEmails(creds(boxes[0], b.passwords[boxes[0]], b), { limit: 20, unseen: false });
-    expect(infoList.map((m) => m.subject)).to.deep.equal(['Maintenance window on Sunday', 'Invoice INV-2026-0042', 'Question about fibre plans']);
-    const supportList = await client.listEmails(creds(boxes[1], b.passwords[boxes[1]], b), { limit: 20, unseen: false });
-    expect(supportList.map((m) => m.subject)).to.deep.equal(['Re: Internet down since this morning', 'Internet down since this morning']);
+    expect(infoList.map((m) => m.subject)).to.deep.equal([
+      'Maintenance window on Sunday',
+      'Invoice INV-2026-0042',
+      'Question about fibre plans',
+    ]);
+    const supportList = await client.listEmails(creds(boxes[1], b.passwords[boxes[1]], b), {
+      limit: 20,
+      unseen: false,
+    });
+    expect(supportList.map((m) => m.subject)).to.deep.equal([
+      'Re: Internet down since this morning',
+      'Internet down since this morning',
+    ]);
   });
 
   it('the demo relay sends from a demo mailbox to the other one', async () => {
     const b = parseBanner(demo!.banner);
     const [infoAddr, supportAddr] = [`info@${DEMO_MAIL_DOMAIN}`, `support@${DEMO_MAIL_DOMAIN}`];
-    const res = await client.send(creds(infoAddr, b.passwords[infoAddr], b), { to: supportAddr, subject: 'internal note', body: 'hi' });
+    const res = await client.send(creds(infoAddr, b.passwords[infoAddr], b), {
+      to: supportAddr,
+      subject: 'internal note',
+      body: 'hi',
+    });
     const list = await client.listEmails(creds(supportAddr, b.passwords[supportAddr], b), { limit: 1, unseen: false });
     expect(list[0]).to.include({ subject: 'internal note', message_id: res.message_id });
   });
@@ -98,7 +135,10 @@ describe('bin/dev-mail.ts startMailDemo (the demo mail server of npm start)', fu
     expect(await count(env.knex('mail_operators').whereRaw('lower(email) = ?', [DEMO_OPERATOR_EMAIL]))).to.equal(1);
 
     const infoAddr = `info@${DEMO_MAIL_DOMAIN}`;
-    const list = await client.listEmails(creds(infoAddr, second.passwords[infoAddr], second), { limit: 20, unseen: false });
+    const list = await client.listEmails(creds(infoAddr, second.passwords[infoAddr], second), {
+      limit: 20,
+      unseen: false,
+    });
     expect(list.length).to.equal(3);
 
     expect(second.key).to.not.equal(first.key);
@@ -109,7 +149,8 @@ describe('bin/dev-mail.ts startMailDemo (the demo mail server of npm start)', fu
 
   it('Dovecot lives where its users reach it (as root: outside the 0700 data dir, whose mode stays)', async () => {
     const real = await fs.realpath(dataDir);
-    const expected = isRoot() ? path.join(stateRoot(), stateKey(real), 'dovecot')
+    const expected = isRoot()
+      ? path.join(stateRoot(), stateKey(real), 'dovecot')
       : path.resolve(dataDir, 'mail', 'dovecot');
     expect(await dovecotDirFor(dataDir)).to.equal(expected);
     expect((await fs.stat(path.join(expected, 'users'))).isFile()).to.equal(true);

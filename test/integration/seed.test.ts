@@ -56,7 +56,10 @@ describe('demo seed (db/seeds/demo.ts)', function () {
   it('gives demo-isp 5 packages, 50 customers, 2 OLTs (ZTE and Huawei) and ONUs for most customers', async () => {
     expect(await count(knex('packages').where({ tenant_id: isp.id }))).to.equal(5);
     expect(await count(knex('customers').where({ tenant_id: isp.id }))).to.equal(50);
-    expect((await knex('olts').where({ tenant_id: isp.id }).orderBy('id').pluck('vendor'))).to.deep.equal(['ZTE', 'Huawei']);
+    expect(await knex('olts').where({ tenant_id: isp.id }).orderBy('id').pluck('vendor')).to.deep.equal([
+      'ZTE',
+      'Huawei',
+    ]);
     const onus = await knex('onus').where({ tenant_id: isp.id });
     expect(onus.length).to.be.within(35, 50);
     const customerIds = new Set(await knex('customers').where({ tenant_id: isp.id }).pluck('id'));
@@ -73,21 +76,30 @@ describe('demo seed (db/seeds/demo.ts)', function () {
 
   it('gives customers codes, E.164 phones, every status and service type, and MACs for dhcp/static', async () => {
     const rows = await knex('customers').where({ tenant_id: isp.id }).orderBy('id');
-    expect(rows.map((r) => r.code)).to.deep.equal(Array.from({ length: 50 }, (_, i) => `CUST-${String(i + 1).padStart(6, '0')}`));
+    expect(rows.map((r) => r.code)).to.deep.equal(
+      Array.from({ length: 50 }, (_, i) => `CUST-${String(i + 1).padStart(6, '0')}`),
+    );
     expect(rows.every((r) => /^\+628\d{8,10}$/.test(r.phone))).to.equal(true);
     expect(new Set(rows.map((r) => r.status))).to.deep.equal(new Set(['active', 'suspended', 'terminated']));
     expect(new Set(rows.map((r) => r.service_type))).to.deep.equal(new Set(['pppoe', 'hotspot', 'dhcp', 'static']));
     for (const r of rows) {
-      if (r.service_type === 'dhcp' || r.service_type === 'static') expect(r.mac_address).to.match(/^([0-9A-F]{2}:){5}[0-9A-F]{2}$/);
+      if (r.service_type === 'dhcp' || r.service_type === 'static')
+        expect(r.mac_address).to.match(/^([0-9A-F]{2}:){5}[0-9A-F]{2}$/);
       else expect(r.mac_address).to.equal(null);
     }
-    expect(rows.every((r) => r.latitude < -6.8 && r.latitude > -7 && r.longitude > 107.5 && r.longitude < 107.7)).to.equal(true);
+    expect(
+      rows.every((r) => r.latitude < -6.8 && r.latitude > -7 && r.longitude > 107.5 && r.longitude < 107.7),
+    ).to.equal(true);
   });
 
   it('has invoices in every status, some unpaid past due (work for invoice-overdue)', async () => {
     const statuses = await knex('invoices').where({ tenant_id: isp.id }).distinct('status').pluck('status');
     expect(statuses.sort()).to.deep.equal(['cancelled', 'overdue', 'paid', 'unpaid']);
-    const pastDue = await count(knex('invoices').where({ tenant_id: isp.id, status: 'unpaid' }).where('due_date', '<', now.toISOString().slice(0, 10)));
+    const pastDue = await count(
+      knex('invoices')
+        .where({ tenant_id: isp.id, status: 'unpaid' })
+        .where('due_date', '<', now.toISOString().slice(0, 10)),
+    );
     expect(pastDue).to.be.greaterThan(0);
     const numbers = await knex('invoices').where({ tenant_id: isp.id }).orderBy('id').pluck('invoice_number');
     expect(numbers[0]).to.equal('INV-000001');
@@ -99,19 +111,34 @@ describe('demo seed (db/seeds/demo.ts)', function () {
     expect(new Set(rows.map((r) => r.status))).to.deep.equal(new Set(['open', 'inprogress', 'resolved', 'closed']));
     expect(new Set(rows.map((r) => r.priority))).to.deep.equal(new Set(['high', 'medium', 'low']));
     for (const s of ['open', 'inprogress', 'resolved', 'closed']) {
-      for (const p of ['high', 'medium', 'low']) expect(rows.some((r) => r.status === s && r.priority === p), `${s}/${p}`).to.equal(true);
+      for (const p of ['high', 'medium', 'low'])
+        expect(
+          rows.some((r) => r.status === s && r.priority === p),
+          `${s}/${p}`,
+        ).to.equal(true);
     }
-    expect(rows.every((r) => r.response_due_at && r.resolution_due_at && r.resolution_due_at > r.created_at)).to.equal(true);
-    const pastDue = rows.filter((r) => ['open', 'inprogress'].includes(r.status) && r.resolution_due_at < now && !r.sla_breached);
+    expect(rows.every((r) => r.response_due_at && r.resolution_due_at && r.resolution_due_at > r.created_at)).to.equal(
+      true,
+    );
+    const pastDue = rows.filter(
+      (r) => ['open', 'inprogress'].includes(r.status) && r.resolution_due_at < now && !r.sla_breached,
+    );
     expect(pastDue.length).to.be.greaterThan(0);
     const tech = await knex('users').where({ email: 'tech@demo-isp.test' }).first();
     expect(rows.filter((r) => r.status === 'inprogress').every((r) => r.assigned_to === tech.id)).to.equal(true);
   });
 
   it('creates the demo users with their roles; they log in with the demo password', async () => {
-    const roles = await knex('users as u').join('user_roles as ur', 'ur.user_id', 'u.id').join('roles as r', 'r.id', 'ur.role_id')
-      .whereIn('u.email', DEMO_LOGINS.map((l) => l.email)).select('u.email', 'r.name');
-    for (const l of DEMO_LOGINS.filter((x) => x.tenant)) expect(roles).to.deep.include({ email: l.email, name: l.role });
+    const roles = await knex('users as u')
+      .join('user_roles as ur', 'ur.user_id', 'u.id')
+      .join('roles as r', 'r.id', 'ur.role_id')
+      .whereIn(
+        'u.email',
+        DEMO_LOGINS.map((l) => l.email),
+      )
+      .select('u.email', 'r.name');
+    for (const l of DEMO_LOGINS.filter((x) => x.tenant))
+      expect(roles).to.deep.include({ email: l.email, name: l.role });
     const session = await login(knex, { email: 'tech@demo-isp.test', password: DEMO_PASSWORD });
     expect(session.user.roles).to.deep.equal(['technician']);
   });
@@ -125,19 +152,27 @@ describe('demo seed (db/seeds/demo.ts)', function () {
   });
 
   it('does nothing when run again (the database has tenants)', async () => {
-    const before = await Promise.all(['tenants', 'users', 'customers', 'invoices', 'tickets', 'onus'].map((t) => count(knex(t))));
+    const before = await Promise.all(
+      ['tenants', 'users', 'customers', 'invoices', 'tickets', 'onus'].map((t) => count(knex(t))),
+    );
     const again = await seedDemo(knex, { now });
     expect(again.seeded).to.equal(false);
     expect(again.reason).to.match(/already has tenants/);
-    const after = await Promise.all(['tenants', 'users', 'customers', 'invoices', 'tickets', 'onus'].map((t) => count(knex(t))));
+    const after = await Promise.all(
+      ['tenants', 'users', 'customers', 'invoices', 'tickets', 'onus'].map((t) => count(knex(t))),
+    );
     expect(after).to.deep.equal(before);
   });
 
   it('is deterministic: another fresh database gets the same customers, MACs and serials', async () => {
     const other = await freshDatabase();
     await seedDemo(other, { now });
-    const pick = (k: Knex) => k('customers as c').join('tenants as t', 't.id', 'c.tenant_id').leftJoin('onus as o', 'o.customer_id', 'c.id')
-      .orderBy(['t.slug', 'c.code']).select('t.slug', 'c.code', 'c.name', 'c.phone', 'c.mac_address', 'c.status', 'o.serial_number', 'o.rx_power');
+    const pick = (k: Knex) =>
+      k('customers as c')
+        .join('tenants as t', 't.id', 'c.tenant_id')
+        .leftJoin('onus as o', 'o.customer_id', 'c.id')
+        .orderBy(['t.slug', 'c.code'])
+        .select('t.slug', 'c.code', 'c.name', 'c.phone', 'c.mac_address', 'c.status', 'o.serial_number', 'o.rx_power');
     expect(await pick(other)).to.deep.equal(await pick(knex));
   });
 });
@@ -154,14 +189,23 @@ describe('demo seed of one tenant (seedDemo with opts.tenant)', function () {
     expect(second.seeded).to.equal(false);
     expect(second.reason).to.match(/already has the demo data/);
     expect(await count(f.scope.table('customers'))).to.equal(50);
-    expect(await count(f.scope.table('tickets'))).to.equal(first.tenants[0].tickets.open + first.tenants[0].tickets.inprogress
-      + first.tenants[0].tickets.resolved + first.tenants[0].tickets.closed);
+    expect(await count(f.scope.table('tickets'))).to.equal(
+      first.tenants[0].tickets.open +
+        first.tenants[0].tickets.inprogress +
+        first.tenants[0].tickets.resolved +
+        first.tenants[0].tickets.closed,
+    );
   });
 
   it('seeds a demo-mode tenant with the small set, codes continuing its own counters', async () => {
     const f = await makeTenant({ demo: true });
     const n = await f.scope.nextNumber('customer');
-    await f.scope.insert('customers', { code: `CUST-${String(n).padStart(6, '0')}`, name: 'Existing', phone: '+628111111111', address: 'Jl. A 1' });
+    await f.scope.insert('customers', {
+      code: `CUST-${String(n).padStart(6, '0')}`,
+      name: 'Existing',
+      phone: '+628111111111',
+      address: 'Jl. A 1',
+    });
     const r = await seedDemo(env.knex, { tenant: f.tenant.slug });
     expect(r.tenants[0]).to.include({ customers: 13, olts: 1 });
     const codes = await f.scope.table('customers').orderBy('id').pluck('code');
@@ -172,7 +216,11 @@ describe('demo seed of one tenant (seedDemo with opts.tenant)', function () {
 
   it('refuses an unknown tenant with NotFound', async () => {
     let err: unknown;
-    try { await seedDemo(env.knex, { tenant: 'no-such-tenant' }); } catch (e) { err = e; }
+    try {
+      await seedDemo(env.knex, { tenant: 'no-such-tenant' });
+    } catch (e) {
+      err = e;
+    }
     expect((err as { code?: string }).code).to.equal('NOT_FOUND');
   });
 });

@@ -12,23 +12,34 @@ type Child = ResultPromise<{ reject: false; timeout: number }> & { output: () =>
 function startChild(vars: Record<string, string>): Child {
   const child = execa(process.execPath, ['--import', 'tsx', CHILD], {
     env: { ...process.env, DATABASE_URL: env.databaseUrl, REDIS_URL: env.redisUrl, LOG_LEVEL: 'warn', ...vars },
-    reject: false, timeout: 240_000,
+    reject: false,
+    timeout: 240_000,
   });
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-  child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
   return Object.assign(child, { output: () => out });
 }
 
 /** Polls the child's output for a line matching `re` (bounded); fails early when the child exits. */
 async function waitForLine(child: Child, re: RegExp, what: string): Promise<RegExpMatchArray> {
   let exited = false;
-  void child.then(() => { exited = true; });
-  return waitFor(what, async () => {
-    const m = child.output().match(re);
-    if (!m && exited) throw new Error(`worker exited before ${what}: ${child.output().slice(-2000)}`);
-    return m;
-  }, 120_000);
+  void child.then(() => {
+    exited = true;
+  });
+  return waitFor(
+    what,
+    async () => {
+      const m = child.output().match(re);
+      if (!m && exited) throw new Error(`worker exited before ${what}: ${child.output().slice(-2000)}`);
+      return m;
+    },
+    120_000,
+  );
 }
 
 describe('outbox delivery once across a worker kill (real worker processes, SIGKILL)', function () {
@@ -54,8 +65,12 @@ describe('outbox delivery once across a worker kill (real worker processes, SIGK
     children.push(a);
     const blocked = Number((await waitForLine(a, /^BLOCKED (\d+)$/m, 'worker A to block'))[1]);
     expect(blocked).to.equal(ids[2]);
-    const dispatchedBeforeKill = await env.knex('event_outbox').where({ tenant_id: tenantId })
-      .whereNotNull('dispatched_at').orderBy('id').pluck('id');
+    const dispatchedBeforeKill = await env
+      .knex('event_outbox')
+      .where({ tenant_id: tenantId })
+      .whereNotNull('dispatched_at')
+      .orderBy('id')
+      .pluck('id');
     expect(dispatchedBeforeKill).to.deep.equal(ids.slice(0, 2));
     const committed = await effectCounts(tenantId);
     const firstTwo = ids.slice(0, 2).flatMap((id) => SUBSCRIBERS.map((s) => `${id}/${s}`));
@@ -68,11 +83,19 @@ describe('outbox delivery once across a worker kill (real worker processes, SIGK
     // Worker B takes over: the killed transaction was rolled back by PostgreSQL, event 3 is free.
     const b = startChild({ ...common, WORKER_TAG: 'B' });
     children.push(b);
-    await waitFor('every event dispatched by worker B', async () => {
-      const [{ n }] = await env.knex('event_outbox').where({ tenant_id: tenantId }).whereNull('dispatched_at')
-        .count({ n: '*' });
-      return Number(n) === 0;
-    }, 120_000, 200);
+    await waitFor(
+      'every event dispatched by worker B',
+      async () => {
+        const [{ n }] = await env
+          .knex('event_outbox')
+          .where({ tenant_id: tenantId })
+          .whereNull('dispatched_at')
+          .count({ n: '*' });
+        return Number(n) === 0;
+      },
+      120_000,
+      200,
+    );
     b.kill('SIGTERM');
     const rb = await b;
     expect(rb.exitCode, b.output()).to.equal(0);
@@ -82,8 +105,12 @@ describe('outbox delivery once across a worker kill (real worker processes, SIGK
     expect(new Map([...counts].sort())).to.deep.equal(new Map([...expected].sort()));
     const deliveries = await env.knex('event_deliveries').whereIn('event_id', ids).count({ n: '*' });
     expect(deliveries).to.deep.equal([{ n: ids.length * SUBSCRIBERS.length }]);
-    const byWorker = await env.knex('test_event_effects').where({ tenant_id: tenantId }).groupBy('event_id')
-      .orderBy('event_id').select('event_id', env.knex.raw(`string_agg(DISTINCT worker, ',') AS workers`));
+    const byWorker = await env
+      .knex('test_event_effects')
+      .where({ tenant_id: tenantId })
+      .groupBy('event_id')
+      .orderBy('event_id')
+      .select('event_id', env.knex.raw(`string_agg(DISTINCT worker, ',') AS workers`));
     expect(byWorker.map((r) => r.workers)).to.deep.equal(['A', 'A', 'B', 'B', 'B', 'B', 'B', 'B']);
     const rows = await env.knex('event_outbox').whereIn('id', ids).orderBy('id').select('attempts', 'last_error');
     expect(rows).to.deep.equal(ids.map(() => ({ attempts: 0, last_error: null })));

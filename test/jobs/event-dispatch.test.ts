@@ -6,7 +6,14 @@ import { createQueues } from '../../jobs/queues.js';
 import { freePort } from '../../lib/infra/free-port.js';
 import { ScanAborted } from '../../jobs/platform-scan.js';
 import {
-  dispatchEvents, EventDispatchFailed, jobId, MAX_EVENT_ATTEMPTS, nudge, process as eventDispatch, QUEUE, retryDelayMs,
+  dispatchEvents,
+  EventDispatchFailed,
+  jobId,
+  MAX_EVENT_ATTEMPTS,
+  nudge,
+  process as eventDispatch,
+  QUEUE,
+  retryDelayMs,
 } from '../../jobs/event-dispatch.js';
 import { registerSubscriber, type EventName, type SubscriberDef } from '../../api/events/service.js';
 import { fakeJob } from './fake-job.js';
@@ -19,15 +26,19 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
     unregister.push(registerSubscriber(id, def));
   };
   /** A subscriber that writes one effect row per run through ctx.trx. */
-  const recorder = (id: string, events: EventName[] | '*' = '*') => subscribe(id, {
-    events, handle: (ev, ctx) => recordEffect(ctx.trx, ev, id, ctx.idempotencyKey),
-  });
+  const recorder = (id: string, events: EventName[] | '*' = '*') =>
+    subscribe(id, {
+      events,
+      handle: (ev, ctx) => recordEffect(ctx.trx, ev, id, ctx.idempotencyKey),
+    });
 
   before(async () => {
     configureJobDeps({ knex: env.knex });
     await ensureEffectsTable();
   });
-  afterEach(() => { while (unregister.length) unregister.pop()!(); });
+  afterEach(() => {
+    while (unregister.length) unregister.pop()!();
+  });
 
   it('delivers each event once to each subscriber of its name, marks it dispatched; a rerun does nothing', async () => {
     const t = await bareTenant();
@@ -37,7 +48,10 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
     recorder('test.d-all');
     const seen: unknown[] = [];
     subscribe('test.d-shape', {
-      events: ['ticket_incident_created'], handle: async (ev) => { seen.push(ev.payload); },
+      events: ['ticket_incident_created'],
+      handle: async (ev) => {
+        seen.push(ev.payload);
+      },
     });
 
     const { job, logs, progress } = fakeJob({ tenant_id: t });
@@ -52,13 +66,18 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
     for (const id of incidents) expected.set(`${id}/test.d-incidents`, 1);
     for (const id of [...incidents, ...inbound]) expected.set(`${id}/test.d-all`, 1);
     expect(await effectCounts(t)).to.deep.equal(expected);
-    const keys = await env.knex('test_event_effects').where({ tenant_id: t, event_id: incidents[0] })
-      .orderBy('subscriber').pluck('idem_key');
+    const keys = await env
+      .knex('test_event_effects')
+      .where({ tenant_id: t, event_id: incidents[0] })
+      .orderBy('subscriber')
+      .pluck('idem_key');
     expect(keys).to.deep.equal([`${incidents[0]}:test.d-all`, `${incidents[0]}:test.d-incidents`]);
     const rows = await outbox(t);
     expect(rows.map((r) => r.dispatched_at !== null)).to.deep.equal([true, true, true, true, true]);
     expect(rows.map((r) => r.attempts)).to.deep.equal([0, 0, 0, 0, 0]);
-    const deliveries = await env.knex('event_deliveries').whereIn('event_id', [...incidents, ...inbound])
+    const deliveries = await env
+      .knex('event_deliveries')
+      .whereIn('event_id', [...incidents, ...inbound])
       .count({ n: '*' });
     expect(deliveries).to.deep.equal([{ n: 11 }]);
 
@@ -111,7 +130,12 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
     }
     const r = await eventDispatch(fakeJob({ tenant_id: t }).job);
     expect(r).to.deep.equal({ dispatched: 1, deliveries: 1, failed: 0, purged: 0 });
-    expect(await effectCounts(t)).to.deep.equal(new Map([[`${free}/test.s-rec`, 1], [`${held}/test.s-rec`, 1]]));
+    expect(await effectCounts(t)).to.deep.equal(
+      new Map([
+        [`${free}/test.s-rec`, 1],
+        [`${held}/test.s-rec`, 1],
+      ]),
+    );
   });
 
   it('records a failing subscriber, rolls back its effect, backs off, then retries only that subscriber', async () => {
@@ -127,22 +151,30 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
       },
     });
 
-    const { rows: [{ t0 }] } = await env.knex.raw('SELECT now() AS t0');
+    const {
+      rows: [{ t0 }],
+    } = await env.knex.raw('SELECT now() AS t0');
     const { result, errors } = await dispatchEvents(env.knex, fakeJob({ tenant_id: t }).job);
     expect(result).to.deep.equal({ dispatched: 0, deliveries: 1, failed: 1, purged: 0 });
     expect(errors).to.deep.equal([
-      `event ${id} (ticket_incident_created, tenant ${t}): attempt 1 failed (next attempt in 5 s): `
-        + 'test.f-flaky: chat gateway answered 502',
+      `event ${id} (ticket_incident_created, tenant ${t}): attempt 1 failed (next attempt in 5 s): ` +
+        'test.f-flaky: chat gateway answered 502',
     ]);
-    const row = await env.knex('event_outbox').where({ id })
+    const row = await env
+      .knex('event_outbox')
+      .where({ id })
       .first(env.knex.raw(`*, (extract(epoch FROM available_at - ?::timestamptz) * 1000)::int AS backoff_ms`, [t0]));
     expect(row).to.include({ attempts: 1, last_error: 'test.f-flaky: chat gateway answered 502', dispatched_at: null });
     expect(row.backoff_ms).to.be.within(5000, 5000 + 120_000); // 5 s after the attempt, which began after t0
-    expect(await env.knex('event_deliveries').where({ event_id: id }).pluck('subscriber'))
-      .to.deep.equal(['test.f-steady']);
+    expect(await env.knex('event_deliveries').where({ event_id: id }).pluck('subscriber')).to.deep.equal([
+      'test.f-steady',
+    ]);
     expect(await effectCounts(t)).to.deep.equal(new Map([[`${id}/test.f-steady`, 1]]));
 
-    await env.knex('event_outbox').where({ id }).update({ available_at: env.knex.raw(`now() + interval '1 hour'`) });
+    await env
+      .knex('event_outbox')
+      .where({ id })
+      .update({ available_at: env.knex.raw(`now() + interval '1 hour'`) });
     const during = await eventDispatch(fakeJob({ tenant_id: t }).job); // still backing off
     expect(during).to.deep.equal({ dispatched: 0, deliveries: 0, failed: 0, purged: 0 });
 
@@ -150,7 +182,12 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
     await env.knex('event_outbox').where({ id }).update({ available_at: env.knex.fn.now() }); // the backoff has passed
     const after = await eventDispatch(fakeJob({ tenant_id: t }).job);
     expect(after).to.deep.equal({ dispatched: 1, deliveries: 1, failed: 0, purged: 0 });
-    expect(await effectCounts(t)).to.deep.equal(new Map([[`${id}/test.f-flaky`, 1], [`${id}/test.f-steady`, 1]]));
+    expect(await effectCounts(t)).to.deep.equal(
+      new Map([
+        [`${id}/test.f-flaky`, 1],
+        [`${id}/test.f-steady`, 1],
+      ]),
+    );
     const done = await env.knex('event_outbox').where({ id }).first();
     expect(done).to.include({ attempts: 1, last_error: null });
     expect(done.dispatched_at).to.be.instanceOf(Date);
@@ -159,19 +196,34 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
   it('fails the job with the reason (bull-board) and gives an event up after MAX_EVENT_ATTEMPTS', async () => {
     const t = await bareTenant();
     const [id] = await publishMany(t, 'wabot_inbound_message', () => ({ message_id: 3 }), 1);
-    subscribe('test.g-broken', { events: '*', handle: async () => { throw new Error('always broken'); } });
-    await env.knex('event_outbox').where({ id }).update({ attempts: MAX_EVENT_ATTEMPTS - 1 });
+    subscribe('test.g-broken', {
+      events: '*',
+      handle: async () => {
+        throw new Error('always broken');
+      },
+    });
+    await env
+      .knex('event_outbox')
+      .where({ id })
+      .update({ attempts: MAX_EVENT_ATTEMPTS - 1 });
     let err: unknown;
-    try { await eventDispatch(fakeJob({ tenant_id: t }).job); } catch (e) { err = e; }
+    try {
+      await eventDispatch(fakeJob({ tenant_id: t }).job);
+    } catch (e) {
+      err = e;
+    }
     expect(err).to.be.instanceOf(EventDispatchFailed);
-    expect((err as EventDispatchFailed).message)
-      .to.include(`attempt ${MAX_EVENT_ATTEMPTS} failed (given up): test.g-broken: always broken`);
+    expect((err as EventDispatchFailed).message).to.include(
+      `attempt ${MAX_EVENT_ATTEMPTS} failed (given up): test.g-broken: always broken`,
+    );
     expect((err as EventDispatchFailed).result.failed).to.equal(1);
     await env.knex('event_outbox').where({ id }).update({ available_at: env.knex.fn.now() });
     const later = await eventDispatch(fakeJob({ tenant_id: t }).job);
     expect(later).to.deep.equal({ dispatched: 0, deliveries: 0, failed: 0, purged: 0 });
-    expect(await env.knex('event_outbox').where({ id }).first('attempts', 'dispatched_at'))
-      .to.deep.equal({ attempts: MAX_EVENT_ATTEMPTS, dispatched_at: null });
+    expect(await env.knex('event_outbox').where({ id }).first('attempts', 'dispatched_at')).to.deep.equal({
+      attempts: MAX_EVENT_ATTEMPTS,
+      dispatched_at: null,
+    });
   });
 
   it('bounds a subscriber by its timeout and aborts its signal', async () => {
@@ -179,10 +231,14 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
     const [id] = await publishMany(t, 'ticket_incident_created', () => ({ ticket_id: 5 }), 1);
     let aborted = false;
     subscribe('test.t-hang', {
-      events: '*', timeoutMs: 200,
-      handle: (_ev, ctx) => new Promise<void>(() => {
-        ctx.signal.addEventListener('abort', () => { aborted = true; });
-      }),
+      events: '*',
+      timeoutMs: 200,
+      handle: (_ev, ctx) =>
+        new Promise<void>(() => {
+          ctx.signal.addEventListener('abort', () => {
+            aborted = true;
+          });
+        }),
     });
     const { result } = await dispatchEvents(env.knex, fakeJob({ tenant_id: t }).job);
     expect(result.failed).to.equal(1);
@@ -197,7 +253,11 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
     const ctl = new AbortController();
     ctl.abort();
     let err: unknown;
-    try { await eventDispatch(fakeJob({ tenant_id: t }).job, undefined, ctl.signal); } catch (e) { err = e; }
+    try {
+      await eventDispatch(fakeJob({ tenant_id: t }).job, undefined, ctl.signal);
+    } catch (e) {
+      err = e;
+    }
     expect(err).to.be.instanceOf(ScanAborted);
     expect((await env.knex('event_outbox').where({ id }).first()).dispatched_at).to.equal(null);
   });
@@ -217,16 +277,29 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
     const ids = await publishMany(t, 'wabot_inbound_message', (i) => ({ message_id: i }), 4);
     const [old, recent, givenUp, pending] = ids;
     const ago = (days: number) => env.knex.raw(`now() - ?::int * interval '1 day'`, [days]);
-    await env.knex('event_outbox').where({ id: old }).update({ created_at: ago(32), dispatched_at: ago(31) });
-    await env.knex('event_outbox').where({ id: recent }).update({ created_at: ago(2), dispatched_at: ago(1) });
-    await env.knex('event_outbox').where({ id: givenUp }).update({ created_at: ago(31), attempts: MAX_EVENT_ATTEMPTS });
+    await env
+      .knex('event_outbox')
+      .where({ id: old })
+      .update({ created_at: ago(32), dispatched_at: ago(31) });
+    await env
+      .knex('event_outbox')
+      .where({ id: recent })
+      .update({ created_at: ago(2), dispatched_at: ago(1) });
+    await env
+      .knex('event_outbox')
+      .where({ id: givenUp })
+      .update({ created_at: ago(31), attempts: MAX_EVENT_ATTEMPTS });
     await env.knex('event_deliveries').insert([old, recent].map((event_id) => ({ event_id, subscriber: 'test.r-x' })));
-    await env.knex('event_outbox').where({ id: pending }).update({ available_at: ago(-1) }); // keep it out of this run
+    await env
+      .knex('event_outbox')
+      .where({ id: pending })
+      .update({ available_at: ago(-1) }); // keep it out of this run
     const r = await eventDispatch(fakeJob({ tenant_id: t }).job);
     expect(r).to.deep.equal({ dispatched: 0, deliveries: 0, failed: 0, purged: 2 });
     expect((await outbox(t)).map((e) => e.id)).to.deep.equal([recent, pending]);
-    expect(await env.knex('event_deliveries').whereIn('event_id', [old, recent]).pluck('event_id'))
-      .to.deep.equal([recent]);
+    expect(await env.knex('event_deliveries').whereIn('event_id', [old, recent]).pluck('event_id')).to.deep.equal([
+      recent,
+    ]);
   });
 
   it('uses fixed job ids without ":" and a backoff doubling from 5 s up to 1 h', () => {
@@ -244,8 +317,9 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
       expect(await nudge(queues, 77)).to.equal(true);
       expect(await nudge(queues, 77)).to.equal(true);
       const jobs = await queues.get(QUEUE).getJobs(['waiting']);
-      expect(jobs.map((j) => ({ id: j.id, data: j.data })))
-        .to.deep.equal([{ id: 'event-dispatch-e77', data: { event_id: 77 } }]);
+      expect(jobs.map((j) => ({ id: j.id, data: j.data }))).to.deep.equal([
+        { id: 'event-dispatch-e77', data: { event_id: 77 } },
+      ]);
       expect(await nudge(down, 78, 300)).to.equal(false);
     } finally {
       await queues.get(QUEUE).obliterate({ force: true });

@@ -39,20 +39,26 @@ registerSubscriber('test.kill-b', {
     runsOfB += 1;
     if (runsOfB === blockAt) {
       process.stdout.write(`BLOCKED ${ev.id}\n`);
-      await new Promise<never>(() => { /* until SIGKILL */ });
+      await new Promise<never>(() => {
+        /* until SIGKILL */
+      });
     }
   },
 });
 
 const handle = await startWorkers({
-  redisUrl: need('REDIS_URL'), knex, prefix: need('QUEUE_PREFIX'), logger: createLogger('warn'),
+  redisUrl: need('REDIS_URL'),
+  knex,
+  prefix: need('QUEUE_PREFIX'),
+  logger: createLogger('warn'),
   queues: ['event-dispatch'],
   registry: {
     'event-dispatch': {
       processor: eventDispatch.process,
       concurrency: 1,
       scheduler: {
-        id: 'event-dispatch-test', repeat: { every: 300 },
+        id: 'event-dispatch-test',
+        repeat: { every: 300 },
         template: { name: eventDispatch.QUEUE, data: { tenant_id: tenantId }, opts: { attempts: 1 } },
       },
     },
@@ -60,5 +66,11 @@ const handle = await startWorkers({
 });
 process.stdout.write('READY\n');
 process.once('SIGTERM', () => {
-  handle.close().then(() => knex.destroy()).then(() => process.exit(0), () => process.exit(1));
+  handle
+    .close()
+    .then(() => knex.destroy())
+    .then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
 });

@@ -19,21 +19,33 @@ const OLD = new Date(Date.parse(NOON) - 400 * 86_400_000);
 
 async function invoice(f: TenantFixture, customerId: number, status: string, dueDate: string): Promise<number> {
   const row = await f.scope.insert('invoices', {
-    invoice_number: `INV-${Math.random().toString(36).slice(2, 10)}`, customer_id: customerId, amount: 100000, status,
-    due_date: dueDate, paid_at: status === 'paid' ? OLD : null, created_at: OLD, updated_at: OLD,
+    invoice_number: `INV-${Math.random().toString(36).slice(2, 10)}`,
+    customer_id: customerId,
+    amount: 100000,
+    status,
+    due_date: dueDate,
+    paid_at: status === 'paid' ? OLD : null,
+    created_at: OLD,
+    updated_at: OLD,
   });
   return row.id;
 }
 
 async function state(ids: number[]) {
   const rows = await env.knex('invoices').whereIn('id', ids).select('id', 'status', 'updated_at');
-  return new Map(rows.map((r) => [r.id as number, {
-    status: r.status as string, touched: new Date(r.updated_at).getTime() !== OLD.getTime(),
-  }]));
+  return new Map(
+    rows.map((r) => [
+      r.id as number,
+      {
+        status: r.status as string,
+        touched: new Date(r.updated_at).getTime() !== OLD.getTime(),
+      },
+    ]),
+  );
 }
 
-const snapshot = (tenantIds: number[]) => env.knex('invoices').whereIn('tenant_id', tenantIds)
-  .select('id', 'status', 'updated_at').orderBy('id');
+const snapshot = (tenantIds: number[]) =>
+  env.knex('invoices').whereIn('tenant_id', tenantIds).select('id', 'status', 'updated_at').orderBy('id');
 
 /** A tenant in `timeZone` with a customer and no invoices. */
 async function emptyTenant(clock: ManualClock, timeZone?: string): Promise<{ f: TenantFixture; customerId: number }> {
@@ -68,9 +80,11 @@ describe('job invoice-overdue (processor with a fake Job)', () => {
     };
   });
 
-  beforeEach(() => { clock.set(NOON); });
+  beforeEach(() => {
+    clock.set(NOON);
+  });
 
-  it('marks the unpaid invoices due before the tenant\'s today overdue, in both tenants; sets updated_at', async () => {
+  it("marks the unpaid invoices due before the tenant's today overdue, in both tenants; sets updated_at", async () => {
     const { job, progress, logs } = fakeJob({});
     const result = await invoiceOverdue(job);
     expect(result.as_of).to.equal(NOON);
@@ -88,8 +102,10 @@ describe('job invoice-overdue (processor with a fake Job)', () => {
     expect(s.get(ids.aCancelledPast)).to.deep.equal({ status: 'cancelled', touched: false });
     expect(s.get(ids.aAlreadyOverdue)).to.deep.equal({ status: 'overdue', touched: false });
     expect(progress.at(-1)).to.equal(100);
-    expect(logs[0]).to.include(`as of ${NOON}`)
-      .and.include(`${D} in Asia/Jakarta`).and.include(`${D} in America/New_York`);
+    expect(logs[0])
+      .to.include(`as of ${NOON}`)
+      .and.include(`${D} in Asia/Jakarta`)
+      .and.include(`${D} in America/New_York`);
     expect(logs).to.include(`tenant ${a.tenant.id} (${a.tenant.slug}): 1 invoice(s) marked overdue`);
     expect(logs).to.include(`tenant ${b.tenant.id} (${b.tenant.slug}): 1 invoice(s) marked overdue`);
   });
@@ -101,7 +117,7 @@ describe('job invoice-overdue (processor with a fake Job)', () => {
     expect(await snapshot([a.tenant.id, b.tenant.id])).to.deep.equal(before);
   });
 
-  it('the tenant\'s zone decides: an invoice due D is overdue from local midnight of D+1 there', async () => {
+  it("the tenant's zone decides: an invoice due D is overdue from local midnight of D+1 there", async () => {
     const zones = ['Asia/Jakarta', 'UTC', 'America/New_York'] as const;
     const tenants = await Promise.all(zones.map((tz) => emptyTenant(clock, tz)));
     const dueD = await Promise.all(tenants.map(({ f, customerId }) => invoice(f, customerId, 'unpaid', D)));
@@ -134,19 +150,37 @@ describe('job invoice-overdue (processor with a fake Job)', () => {
   it('works in batches of 500, reports rising progress and stops between batches when aborted', async () => {
     const { f: c, customerId } = await emptyTenant(clock);
     const n = SCAN_BATCH_SIZE * 2 + 7;
-    await env.knex.batchInsert('invoices', Array.from({ length: n }, (_, i) => ({
-      tenant_id: c.tenant.id, invoice_number: `BULK-${i}`, customer_id: customerId, amount: 1, status: 'unpaid',
-      due_date: addDays(D, -2), created_at: OLD, updated_at: OLD,
-    })), 1000);
-    const overdue = () => env.knex('invoices').where({ tenant_id: c.tenant.id, status: 'overdue' })
-      .count<{ count: string }[]>('* as count').then((r) => Number(r[0].count));
+    await env.knex.batchInsert(
+      'invoices',
+      Array.from({ length: n }, (_, i) => ({
+        tenant_id: c.tenant.id,
+        invoice_number: `BULK-${i}`,
+        customer_id: customerId,
+        amount: 1,
+        status: 'unpaid',
+        due_date: addDays(D, -2),
+        created_at: OLD,
+        updated_at: OLD,
+      })),
+      1000,
+    );
+    const overdue = () =>
+      env
+        .knex('invoices')
+        .where({ tenant_id: c.tenant.id, status: 'overdue' })
+        .count<{ count: string }[]>('* as count')
+        .then((r) => Number(r[0].count));
     const data = { tenant_id: c.tenant.id };
 
     // abort once the first batch has been reported: the scan stops before the second UPDATE
     const controller = new AbortController();
     const first = fakeJob(data, () => controller.abort());
     let err: unknown;
-    try { await invoiceOverdue(first.job, undefined, controller.signal); } catch (e) { err = e; }
+    try {
+      await invoiceOverdue(first.job, undefined, controller.signal);
+    } catch (e) {
+      err = e;
+    }
     expect(err).to.be.instanceOf(ScanAborted);
     expect((err as ScanAborted).done).to.equal(SCAN_BATCH_SIZE);
     expect(await overdue()).to.equal(SCAN_BATCH_SIZE);

@@ -4,20 +4,39 @@ import { DelayedError, UnrecoverableError } from 'bullmq';
 import { seal } from '../../lib/crypto.js';
 import { configureJobDeps } from '../../jobs/deps.js';
 import * as mailboxCreate from '../../jobs/mailbox-create.js';
-import { PanelError, type CreateMailboxInput, type MailPanel, type MailPanelConfig } from '../../jobs/adapters/mail-panel/index.js';
+import {
+  PanelError,
+  type CreateMailboxInput,
+  type MailPanel,
+  type MailPanelConfig,
+} from '../../jobs/adapters/mail-panel/index.js';
 import { env } from '../helpers/env.js';
 import { fakeJob } from './fake-job.js';
 import {
-  SENTINEL_NEW_PASSWORD as NEW_PW, TEST_APP_KEY, captureLogger, dumpStores, makeDomain, secretForms, uniq, type DomainFixture,
+  SENTINEL_NEW_PASSWORD as NEW_PW,
+  TEST_APP_KEY,
+  captureLogger,
+  dumpStores,
+  makeDomain,
+  secretForms,
+  uniq,
+  type DomainFixture,
 } from '../api/mail/support.js';
 
 /** A panel that records its calls and answers with `behaviour`. */
 function fakePanel(behaviour: (input: CreateMailboxInput) => Promise<void> | void) {
   const calls: { cfg: MailPanelConfig; input: CreateMailboxInput }[] = [];
   const factory = (cfg: MailPanelConfig): MailPanel => ({
-    async createMailbox(input) { calls.push({ cfg, input }); await behaviour(input); },
-    async mailboxExists() { return false; },
-    async testConnection() { /* ok */ },
+    async createMailbox(input) {
+      calls.push({ cfg, input });
+      await behaviour(input);
+    },
+    async mailboxExists() {
+      return false;
+    },
+    async testConnection() {
+      /* ok */
+    },
   });
   return { calls, factory };
 }
@@ -28,7 +47,9 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
 
   before(async () => {
     configureJobDeps({ knex: env.knex, logger: captureLogger(logs), appKey: TEST_APP_KEY });
-    domain = await makeDomain({ panel: { type: 'cpanel', host: 'panel.example.test', port: 2083, user: 'cpuser', password: 'PANEL-SECRET-TOKEN' } });
+    domain = await makeDomain({
+      panel: { type: 'cpanel', host: 'panel.example.test', port: 2083, user: 'cpuser', password: 'PANEL-SECRET-TOKEN' },
+    });
   });
   after(() => mailboxCreate.configureMailboxCreate({}));
 
@@ -36,21 +57,34 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
   async function pending(o: { d?: DomainFixture; expiresInMs?: number; sealWith?: Buffer } = {}) {
     const d = o.d ?? domain;
     const local = `job-${uniq()}`;
-    const [req] = await env.knex('mail_mailbox_requests').insert({ domain_id: d.id, local_part: local, real_name: 'Job Test', quota: '2G', status: 'pending' }).returning('id');
+    const [req] = await env
+      .knex('mail_mailbox_requests')
+      .insert({ domain_id: d.id, local_part: local, real_name: 'Job Test', quota: '2G', status: 'pending' })
+      .returning('id');
     const secretId = randomUUID();
     await env.knex('mail_sealed_secrets').insert({
-      id: secretId, purpose: 'mailbox-create', ciphertext: seal(o.sealWith ?? TEST_APP_KEY, NEW_PW, mailboxCreate.secretAad(secretId)),
+      id: secretId,
+      purpose: 'mailbox-create',
+      ciphertext: seal(o.sealWith ?? TEST_APP_KEY, NEW_PW, mailboxCreate.secretAad(secretId)),
       expires_at: new Date(Date.now() + (o.expiresInMs ?? 15 * 60_000)),
     });
     return { requestId: Number(req.id), secretId, email: `${local}@${d.name}`, local };
   }
 
-  function job(data: mailboxCreate.MailboxCreateData, o: { attemptsMade?: number; attempts?: number; attemptsStarted?: number } = {}) {
+  function job(
+    data: mailboxCreate.MailboxCreateData,
+    o: { attemptsMade?: number; attempts?: number; attemptsStarted?: number } = {},
+  ) {
     const f = fakeJob(data);
     const delayed: number[] = [];
     const j: mailboxCreate.MailboxCreateJob = {
-      ...f.job, attemptsMade: o.attemptsMade ?? 0, attemptsStarted: o.attemptsStarted ?? (o.attemptsMade ?? 0) + 1, opts: { attempts: o.attempts ?? 5 },
-      async moveToDelayed(ts) { delayed.push(ts); },
+      ...f.job,
+      attemptsMade: o.attemptsMade ?? 0,
+      attemptsStarted: o.attemptsStarted ?? (o.attemptsMade ?? 0) + 1,
+      opts: { attempts: o.attempts ?? 5 },
+      async moveToDelayed(ts) {
+        delayed.push(ts);
+      },
     };
     return { j, logs: f.logs, progress: f.progress, delayed };
   }
@@ -67,8 +101,21 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
     const box = await env.knex('mail_mailboxes').where({ email: p.email }).first();
     expect(result).to.deep.equal({ status: 'created', request_id: p.requestId, mailbox_id: box.id });
     expect(panel.calls).to.have.length(1);
-    expect(panel.calls[0].input).to.deep.equal({ domain: domain.name, local_part: p.local, password: NEW_PW, real_name: 'Job Test', quota: '2G' });
-    expect(panel.calls[0].cfg).to.include({ type: 'cpanel', host: 'panel.example.test', port: 2083, user: 'cpuser', password: 'PANEL-SECRET-TOKEN', ssl: true });
+    expect(panel.calls[0].input).to.deep.equal({
+      domain: domain.name,
+      local_part: p.local,
+      password: NEW_PW,
+      real_name: 'Job Test',
+      quota: '2G',
+    });
+    expect(panel.calls[0].cfg).to.include({
+      type: 'cpanel',
+      host: 'panel.example.test',
+      port: 2083,
+      user: 'cpuser',
+      password: 'PANEL-SECRET-TOKEN',
+      ssl: true,
+    });
     expect(await request(p.requestId)).to.include({ status: 'created', mailbox_id: box.id, error_code: null });
     expect(await secretLeft(p.secretId)).to.equal(false);
     expect(progress.at(-1)).to.equal(100);
@@ -81,7 +128,10 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
     mailboxCreate.configureMailboxCreate({ panelFactory: panel.factory });
     const p = await pending();
     await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }).j, 'token');
-    const again = await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }, { attemptsMade: 1 }).j, 'token');
+    const again = await mailboxCreate.process(
+      job({ request_id: p.requestId, secret_id: p.secretId }, { attemptsMade: 1 }).j,
+      'token',
+    );
     expect(again.status).to.equal('already_created');
     expect(panel.calls).to.have.length(1);
     expect(await env.knex('mail_mailboxes').where({ email: p.email }).count('* as n').first()).to.deep.equal({ n: 1 });
@@ -94,9 +144,17 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
     const missing = await pending();
     await env.knex('mail_sealed_secrets').where({ id: missing.secretId }).del();
     const foreign = await pending({ sealWith: randomBytes(32) });
-    for (const [p, code] of [[expired, 'secret_expired'], [missing, 'secret_expired'], [foreign, 'secret_unreadable']] as const) {
+    for (const [p, code] of [
+      [expired, 'secret_expired'],
+      [missing, 'secret_expired'],
+      [foreign, 'secret_unreadable'],
+    ] as const) {
       let err: unknown;
-      try { await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }).j, 'token'); } catch (e) { err = e; }
+      try {
+        await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }).j, 'token');
+      } catch (e) {
+        err = e;
+      }
       expect(err, code).to.be.instanceOf(UnrecoverableError);
       expect(await request(p.requestId)).to.include({ status: 'failed', error_code: code });
       expect(await secretLeft(p.secretId)).to.equal(false);
@@ -114,9 +172,12 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
     let err: unknown;
     try {
       await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }).j, 'token');
-    } catch (e) { err = e; } finally {
+    } catch (e) {
+      err = e;
+    } finally {
       configureJobDeps({ knex: env.knex, logger: captureLogger(logs), appKey: TEST_APP_KEY });
-      if (savedEnv === undefined) delete process.env.APP_KEY; else process.env.APP_KEY = savedEnv;
+      if (savedEnv === undefined) delete process.env.APP_KEY;
+      else process.env.APP_KEY = savedEnv;
     }
     expect(err).to.be.instanceOf(UnrecoverableError);
     expect((err as Error).message).to.include('no APP_KEY');
@@ -130,7 +191,11 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
     const bare = await makeDomain({ panel: null });
     const p = await pending({ d: bare });
     let err: unknown;
-    try { await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }).j, 'token'); } catch (e) { err = e; }
+    try {
+      await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }).j, 'token');
+    } catch (e) {
+      err = e;
+    }
     expect(err).to.be.instanceOf(UnrecoverableError);
     expect((err as Error).message).to.include('domain has no mail panel');
     expect(await request(p.requestId)).to.include({ status: 'failed', error_code: 'no_panel' });
@@ -138,16 +203,34 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
   });
 
   it('transient failures retry (plain Error, sealed row kept) until the last attempt, which fails the request and deletes the row', async () => {
-    mailboxCreate.configureMailboxCreate({ panelFactory: fakePanel(() => { throw new PanelError('transient', 'cpanel Email/add_pop: ECONNRESET'); }).factory });
+    mailboxCreate.configureMailboxCreate({
+      panelFactory: fakePanel(() => {
+        throw new PanelError('transient', 'cpanel Email/add_pop: ECONNRESET');
+      }).factory,
+    });
     const p = await pending();
     let err: unknown;
-    try { await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }, { attemptsMade: 0, attempts: 3 }).j, 'token'); } catch (e) { err = e; }
+    try {
+      await mailboxCreate.process(
+        job({ request_id: p.requestId, secret_id: p.secretId }, { attemptsMade: 0, attempts: 3 }).j,
+        'token',
+      );
+    } catch (e) {
+      err = e;
+    }
     expect(err).to.be.instanceOf(Error);
     expect(err).not.to.be.instanceOf(UnrecoverableError);
     expect((await request(p.requestId)).status).to.equal('pending');
     expect(await secretLeft(p.secretId)).to.equal(true);
     err = undefined;
-    try { await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }, { attemptsMade: 2, attempts: 3 }).j, 'token'); } catch (e) { err = e; }
+    try {
+      await mailboxCreate.process(
+        job({ request_id: p.requestId, secret_id: p.secretId }, { attemptsMade: 2, attempts: 3 }).j,
+        'token',
+      );
+    } catch (e) {
+      err = e;
+    }
     expect(err).to.be.instanceOf(Error);
     expect(await request(p.requestId)).to.include({ status: 'failed', error_code: 'transient' });
     expect(await secretLeft(p.secretId)).to.equal(false);
@@ -156,10 +239,18 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
   it('permanent, auth and exists failures are unrecoverable, keep the PanelError as cause and never store the password', async () => {
     for (const kind of ['permanent', 'auth', 'exists'] as const) {
       // a panel that (against the adapters' rules) echoes the password: the job still redacts it
-      mailboxCreate.configureMailboxCreate({ panelFactory: fakePanel((i) => { throw new PanelError(kind, `refused ${i.local_part} with password ${i.password}`); }).factory });
+      mailboxCreate.configureMailboxCreate({
+        panelFactory: fakePanel((i) => {
+          throw new PanelError(kind, `refused ${i.local_part} with password ${i.password}`);
+        }).factory,
+      });
       const p = await pending();
       let err: unknown;
-      try { await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }).j, 'token'); } catch (e) { err = e; }
+      try {
+        await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }).j, 'token');
+      } catch (e) {
+        err = e;
+      }
       expect(err, kind).to.be.instanceOf(UnrecoverableError);
       expect((err as Error).cause).to.be.instanceOf(PanelError);
       expect((err as Error).message).not.to.include(NEW_PW);
@@ -171,21 +262,36 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
   });
 
   it('"exists" on a later attempt (an earlier attempt created it before failing) counts as created', async () => {
-    mailboxCreate.configureMailboxCreate({ panelFactory: fakePanel(() => { throw new PanelError('exists', 'already exists'); }).factory });
+    mailboxCreate.configureMailboxCreate({
+      panelFactory: fakePanel(() => {
+        throw new PanelError('exists', 'already exists');
+      }).factory,
+    });
     const p = await pending();
-    const r = await mailboxCreate.process(job({ request_id: p.requestId, secret_id: p.secretId }, { attemptsMade: 1 }).j, 'token');
+    const r = await mailboxCreate.process(
+      job({ request_id: p.requestId, secret_id: p.secretId }, { attemptsMade: 1 }).j,
+      'token',
+    );
     expect(r.status).to.equal('created');
     expect((await request(p.requestId)).status).to.equal('created');
     expect(await secretLeft(p.secretId)).to.equal(false);
   });
 
-  it('rate_limited moves the job to delayed for the panel\'s Retry-After (DelayedError), keeping the sealed row', async () => {
-    mailboxCreate.configureMailboxCreate({ panelFactory: fakePanel(() => { throw new PanelError('rate_limited', 'HTTP 429', { retryAfterMs: 45_000 }); }).factory });
+  it("rate_limited moves the job to delayed for the panel's Retry-After (DelayedError), keeping the sealed row", async () => {
+    mailboxCreate.configureMailboxCreate({
+      panelFactory: fakePanel(() => {
+        throw new PanelError('rate_limited', 'HTTP 429', { retryAfterMs: 45_000 });
+      }).factory,
+    });
     const p = await pending();
     const { j, delayed } = job({ request_id: p.requestId, secret_id: p.secretId });
     const before = Date.now();
     let err: unknown;
-    try { await mailboxCreate.process(j, 'token'); } catch (e) { err = e; }
+    try {
+      await mailboxCreate.process(j, 'token');
+    } catch (e) {
+      err = e;
+    }
     const after = Date.now();
     expect(err).to.be.instanceOf(DelayedError);
     expect(delayed).to.have.length(1);
@@ -193,9 +299,16 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
     expect(delayed[0]).to.be.within(before + 45_000, after + 45_000);
     expect((await request(p.requestId)).status).to.equal('pending');
     expect(await secretLeft(p.secretId)).to.equal(true);
-    const { j: last } = job({ request_id: p.requestId, secret_id: p.secretId }, { attemptsMade: 4, attempts: 5, attemptsStarted: 99 });
+    const { j: last } = job(
+      { request_id: p.requestId, secret_id: p.secretId },
+      { attemptsMade: 4, attempts: 5, attemptsStarted: 99 },
+    );
     err = undefined;
-    try { await mailboxCreate.process(last, 'token'); } catch (e) { err = e; }
+    try {
+      await mailboxCreate.process(last, 'token');
+    } catch (e) {
+      err = e;
+    }
     expect(err).not.to.be.instanceOf(DelayedError);
     expect(await request(p.requestId)).to.include({ status: 'failed', error_code: 'rate_limited' });
     expect(await secretLeft(p.secretId)).to.equal(false);

@@ -10,7 +10,11 @@ import { env, registerCleanup } from '../helpers/env.js';
 
 /** Resolves to the rejection of `p` (fails the test when it resolves). */
 async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try { await p; } catch (e) { return e; }
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
   throw new Error('expected a rejection');
 }
 
@@ -22,7 +26,9 @@ describe('jobs/queues addOrUnavailable (QUEUE_UNAVAILABLE when Redis cannot take
     opened.push(q);
     return q;
   };
-  after(async () => { for (const q of opened) await q.close(); });
+  after(async () => {
+    for (const q of opened) await q.close();
+  });
 
   it('adds the job when Redis is up and returns it; a fixed job id dedupes a second add', async () => {
     const queues = open(env.redisUrl);

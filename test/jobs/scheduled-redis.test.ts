@@ -11,7 +11,15 @@ import * as ticketSla from '../../jobs/ticket-sla.js';
 import { startWorkers } from '../../workers/main.js';
 import { addDays, ManualClock, todayIn } from '../../lib/clock.js';
 
-const silent = () => createLogger('silent', new Writable({ write(_c, _e, cb) { cb(); } }) as never);
+const silent = () =>
+  createLogger(
+    'silent',
+    new Writable({
+      write(_c, _e, cb) {
+        cb();
+      },
+    }) as never,
+  );
 
 /** The first 'completed' event of a queue whose job id matches, with its return value. */
 function firstCompleted(events: QueueEvents, idPattern: RegExp): Promise<{ jobId: string; returnvalue: any }> {
@@ -19,7 +27,10 @@ function firstCompleted(events: QueueEvents, idPattern: RegExp): Promise<{ jobId
     const on = (e: { jobId: string; returnvalue: unknown }) => {
       if (!idPattern.test(e.jobId)) return;
       events.off('completed', on);
-      resolve({ jobId: e.jobId, returnvalue: typeof e.returnvalue === 'string' ? JSON.parse(e.returnvalue) : e.returnvalue });
+      resolve({
+        jobId: e.jobId,
+        returnvalue: typeof e.returnvalue === 'string' ? JSON.parse(e.returnvalue) : e.returnvalue,
+      });
     };
     events.on('completed', on);
   });
@@ -32,7 +43,7 @@ function firstCompleted(events: QueueEvents, idPattern: RegExp): Promise<{ jobId
 describe('scheduled jobs invoice-overdue and ticket-sla on real Redis (worker, schedulers, a second run)', function () {
   this.timeout(60_000);
 
-  it('the schedulers\' first runs change the rows; another run of each changes nothing', async () => {
+  it("the schedulers' first runs change the rows; another run of each changes nothing", async () => {
     const prefix = `{sched-${process.pid}-${randomBytes(3).toString('hex')}}`;
     // the jobs read "now" and "today" from this clock, standing still: however long the run takes
     const clock = new ManualClock();
@@ -41,18 +52,32 @@ describe('scheduled jobs invoice-overdue and ticket-sla on real Redis (worker, s
     const { customerId } = await seedBasics(t, { clock });
     const today = todayIn(t.timeZone, clock);
     const hex = randomBytes(3).toString('hex');
-    const invoice = (n: string, due: string) => t.scope.insert('invoices', {
-      invoice_number: `INV-${n}-${hex}`, customer_id: customerId, amount: 10, status: 'unpaid', due_date: due,
-    });
+    const invoice = (n: string, due: string) =>
+      t.scope.insert('invoices', {
+        invoice_number: `INV-${n}-${hex}`,
+        customer_id: customerId,
+        amount: 10,
+        status: 'unpaid',
+        due_date: due,
+      });
     const overdue = await invoice('S', addDays(today, -3));
     const notDue = await invoice('N', addDays(today, 3));
     const dueToday = await invoice('T', today);
     const late = await t.scope.insert('tickets', {
-      ticket_number: `TCK-S-${hex}`, type: 'no internet', priority: 'high', status: 'open',
-      created_at: at(-3), response_due_at: at(-2), resolution_due_at: at(1),
+      ticket_number: `TCK-S-${hex}`,
+      type: 'no internet',
+      priority: 'high',
+      status: 'open',
+      created_at: at(-3),
+      response_due_at: at(-2),
+      resolution_due_at: at(1),
     });
     const undated = await t.scope.insert('tickets', {
-      ticket_number: `TCK-U-${hex}`, type: 'slow', priority: 'low', status: 'open', created_at: at(0),
+      ticket_number: `TCK-U-${hex}`,
+      type: 'slow',
+      priority: 'low',
+      status: 'open',
+      created_at: at(0),
     });
 
     const invEvents = new QueueEvents(invoiceOverdue.QUEUE, { connection: { url: env.redisUrl }, prefix });
@@ -64,7 +89,11 @@ describe('scheduled jobs invoice-overdue and ticket-sla on real Redis (worker, s
       const firstInv = firstCompleted(invEvents, /^repeat:invoice-overdue-hourly:/);
       const firstSla = firstCompleted(slaEvents, /^repeat:ticket-sla-every-minute:/);
       handle = await startWorkers({
-        redisUrl: env.redisUrl, knex: env.knex, prefix, logger: silent(), clock,
+        redisUrl: env.redisUrl,
+        knex: env.knex,
+        prefix,
+        logger: silent(),
+        clock,
         queues: ['invoice-overdue', 'ticket-sla'],
       });
 
@@ -83,10 +112,11 @@ describe('scheduled jobs invoice-overdue and ticket-sla on real Redis (worker, s
       expect(dated.resolution_due_at).to.be.instanceOf(Date);
       expect(dated.sla_breached).to.equal(false);
 
-      const snapshot = async () => JSON.stringify({
-        invoices: await env.knex('invoices').where({ tenant_id: t.tenant.id }).orderBy('id'),
-        tickets: await env.knex('tickets').where({ tenant_id: t.tenant.id }).orderBy('id'),
-      });
+      const snapshot = async () =>
+        JSON.stringify({
+          invoices: await env.knex('invoices').where({ tenant_id: t.tenant.id }).orderBy('id'),
+          tickets: await env.knex('tickets').where({ tenant_id: t.tenant.id }).orderBy('id'),
+        });
       const before = await snapshot();
       const invId = await invoiceOverdue.enqueue(queues, { tenant_id: t.tenant.id });
       const slaId = await ticketSla.enqueue(queues, { tenant_id: t.tenant.id });

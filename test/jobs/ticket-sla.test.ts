@@ -20,16 +20,33 @@ const ago = (minutes: number) => new Date(T0 - minutes * MIN);
 
 let seq = 0;
 async function ticket(f: TenantFixture, row: Record<string, unknown>): Promise<number> {
-  const r = await f.scope.insert('tickets', { ticket_number: `SLA-${++seq}-${Date.now()}`, type: 'no internet', priority: 'medium', status: 'open', updated_at: OLD, ...row });
+  const r = await f.scope.insert('tickets', {
+    ticket_number: `SLA-${++seq}-${Date.now()}`,
+    type: 'no internet',
+    priority: 'medium',
+    status: 'open',
+    updated_at: OLD,
+    ...row,
+  });
   return r.id;
 }
 
 async function rows(ids: number[]) {
-  const list = await env.knex('tickets').whereIn('id', ids).select('id', 'sla_breached', 'response_due_at', 'resolution_due_at', 'updated_at');
-  return new Map(list.map((r) => [r.id as number, {
-    breached: r.sla_breached as boolean, response: r.response_due_at as Date | null, resolution: r.resolution_due_at as Date | null,
-    touched: new Date(r.updated_at).getTime() !== OLD.getTime(),
-  }]));
+  const list = await env
+    .knex('tickets')
+    .whereIn('id', ids)
+    .select('id', 'sla_breached', 'response_due_at', 'resolution_due_at', 'updated_at');
+  return new Map(
+    list.map((r) => [
+      r.id as number,
+      {
+        breached: r.sla_breached as boolean,
+        response: r.response_due_at as Date | null,
+        resolution: r.resolution_due_at as Date | null,
+        touched: new Date(r.updated_at).getTime() !== OLD.getTime(),
+      },
+    ]),
+  );
 }
 
 describe('job ticket-sla (processor with a fake Job)', () => {
@@ -46,21 +63,51 @@ describe('job ticket-sla (processor with a fake Job)', () => {
     b = await makeTenant();
     await seedBasics(a, { clock });
     await env.knex('tickets').whereIn('tenant_id', [a.tenant.id, b.tenant.id]).del();
-    await env.knex('tenants').where({ id: a.tenant.id }).update({ settings: JSON.stringify(aSettings) });
+    await env
+      .knex('tenants')
+      .where({ id: a.tenant.id })
+      .update({ settings: JSON.stringify(aSettings) });
     created = { aNoDates: ago(120), bNoDates: ago(60) };
     ids = {
       // breached: response due passed without a response
-      aNoResponse: await ticket(a, { priority: 'high', created_at: ago(90), response_due_at: ago(30), resolution_due_at: ago(-150) }),
+      aNoResponse: await ticket(a, {
+        priority: 'high',
+        created_at: ago(90),
+        response_due_at: ago(30),
+        resolution_due_at: ago(-150),
+      }),
       // breached: resolution due passed (responded in time)
-      aResolutionLate: await ticket(a, { status: 'inprogress', created_at: ago(2000), responded_at: ago(1990), response_due_at: ago(1800), resolution_due_at: ago(10) }),
+      aResolutionLate: await ticket(a, {
+        status: 'inprogress',
+        created_at: ago(2000),
+        responded_at: ago(1990),
+        response_due_at: ago(1800),
+        resolution_due_at: ago(10),
+      }),
       // not breached: both due dates ahead
       aFuture: await ticket(a, { created_at: ago(5), response_due_at: ago(-235), resolution_due_at: ago(-1435) }),
       // not looked at: resolved (history)
-      aResolvedPast: await ticket(a, { status: 'resolved', created_at: ago(5000), response_due_at: ago(4000), resolution_due_at: ago(3000), resolved_at: ago(100) }),
+      aResolvedPast: await ticket(a, {
+        status: 'resolved',
+        created_at: ago(5000),
+        response_due_at: ago(4000),
+        resolution_due_at: ago(3000),
+        resolved_at: ago(100),
+      }),
       // not breached: responded before the response due date, resolution ahead
-      aRespondedInTime: await ticket(a, { created_at: ago(300), responded_at: ago(200), response_due_at: ago(60), resolution_due_at: ago(-1000) }),
+      aRespondedInTime: await ticket(a, {
+        created_at: ago(300),
+        responded_at: ago(200),
+        response_due_at: ago(60),
+        resolution_due_at: ago(-1000),
+      }),
       // already flagged: left alone
-      aAlreadyBreached: await ticket(a, { sla_breached: true, created_at: ago(5000), response_due_at: ago(4000), resolution_due_at: ago(3000) }),
+      aAlreadyBreached: await ticket(a, {
+        sla_breached: true,
+        created_at: ago(5000),
+        response_due_at: ago(4000),
+        resolution_due_at: ago(3000),
+      }),
       // no due dates, tenant override high = 15 min / 60 min, opened 2 h ago -> dates set and breached
       aNoDates: await ticket(a, { priority: 'high', created_at: created.aNoDates }),
       // no due dates, default low = 8 h / 72 h, opened 1 h ago -> dates set, not breached
@@ -68,7 +115,13 @@ describe('job ticket-sla (processor with a fake Job)', () => {
       // closed without due dates: history, untouched
       bClosedNoDates: await ticket(b, { status: 'closed', created_at: ago(9000), closed_at: ago(8000) }),
       // late response (after response_due_at): breached
-      bLateResponse: await ticket(b, { status: 'inprogress', created_at: ago(600), response_due_at: ago(500), responded_at: ago(400), resolution_due_at: ago(-3000) }),
+      bLateResponse: await ticket(b, {
+        status: 'inprogress',
+        created_at: ago(600),
+        response_due_at: ago(500),
+        responded_at: ago(400),
+        resolution_due_at: ago(-3000),
+      }),
     };
   });
 
@@ -81,7 +134,10 @@ describe('job ticket-sla (processor with a fake Job)', () => {
     expect(result.changed).to.be.at.least(5);
     const r = await rows(Object.values(ids));
     const expectRow = (key: string, breached: boolean, touched: boolean) => {
-      expect({ breached: r.get(ids[key])!.breached, touched: r.get(ids[key])!.touched }, key).to.deep.equal({ breached, touched });
+      expect({ breached: r.get(ids[key])!.breached, touched: r.get(ids[key])!.touched }, key).to.deep.equal({
+        breached,
+        touched,
+      });
     };
     expectRow('aNoResponse', true, true);
     expectRow('aResolutionLate', true, true);
@@ -103,13 +159,21 @@ describe('job ticket-sla (processor with a fake Job)', () => {
     expect(r.get(ids.bClosedNoDates)!.response).to.equal(null);
 
     expect(progress.at(-1)).to.equal(100);
-    expect(logs).to.include(`tenant ${a.tenant.id} (${a.tenant.slug}): 1 ticket(s) got due dates, 3 flagged sla_breached`);
-    expect(logs).to.include(`tenant ${b.tenant.id} (${b.tenant.slug}): 1 ticket(s) got due dates, 1 flagged sla_breached`);
+    expect(logs).to.include(
+      `tenant ${a.tenant.id} (${a.tenant.slug}): 1 ticket(s) got due dates, 3 flagged sla_breached`,
+    );
+    expect(logs).to.include(
+      `tenant ${b.tenant.id} (${b.tenant.slug}): 1 ticket(s) got due dates, 1 flagged sla_breached`,
+    );
   });
 
   it('changes nothing in these tenants when run again', async () => {
-    const snapshot = () => env.knex('tickets').whereIn('tenant_id', [a.tenant.id, b.tenant.id])
-      .select('id', 'sla_breached', 'response_due_at', 'resolution_due_at', 'updated_at').orderBy('id');
+    const snapshot = () =>
+      env
+        .knex('tickets')
+        .whereIn('tenant_id', [a.tenant.id, b.tenant.id])
+        .select('id', 'sla_breached', 'response_due_at', 'resolution_due_at', 'updated_at')
+        .orderBy('id');
     const before = await snapshot();
     const result = await ticketSla(fakeJob({}).job);
     expect(result.tenants).to.not.have.any.keys(String(a.tenant.id), String(b.tenant.id));
@@ -120,7 +184,10 @@ describe('job ticket-sla (processor with a fake Job)', () => {
     const c = await makeTenant();
     const due = new Date(T0 + 30 * MIN);
     const id = await ticket(c, {
-      created_at: ago(200), responded_at: ago(190), response_due_at: ago(180), resolution_due_at: due,
+      created_at: ago(200),
+      responded_at: ago(190),
+      response_due_at: ago(180),
+      resolution_due_at: due,
     });
     const data = { tenant_id: c.tenant.id };
     try {
@@ -143,7 +210,11 @@ describe('job ticket-sla (processor with a fake Job)', () => {
     const controller = new AbortController();
     controller.abort();
     let err: unknown;
-    try { await ticketSla(fakeJob({}).job, undefined, controller.signal); } catch (e) { err = e; }
+    try {
+      await ticketSla(fakeJob({}).job, undefined, controller.signal);
+    } catch (e) {
+      err = e;
+    }
     expect(err).to.be.instanceOf(ScanAborted);
     expect((await rows([id])).get(id)).to.include({ breached: false, touched: false });
     const result = await ticketSla(fakeJob({ tenant_id: c.tenant.id }).job);

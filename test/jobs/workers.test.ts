@@ -19,7 +19,12 @@ const uniquePrefix = () => `{wtest-${process.pid}-${++n}}`;
 
 function captureLogger() {
   const lines: string[] = [];
-  const sink = new Writable({ write(chunk, _e, cb) { lines.push(chunk.toString()); cb(); } });
+  const sink = new Writable({
+    write(chunk, _e, cb) {
+      lines.push(chunk.toString());
+      cb();
+    },
+  });
   return { logger: createLogger('info', sink as never), lines };
 }
 
@@ -28,12 +33,16 @@ describe('workers/main.ts startWorkers on real Redis', () => {
   const closers: (() => Promise<unknown>)[] = [];
   let conn: Redis;
 
-  before(() => { conn = new Redis(env.redisUrl, { maxRetriesPerRequest: null }); });
+  before(() => {
+    conn = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
+  });
   afterEach(async () => {
     while (handles.length) await handles.pop()!.close();
     while (closers.length) await closers.pop()!();
   });
-  after(async () => { await conn.quit(); });
+  after(async () => {
+    await conn.quit();
+  });
 
   const schedulersOf = async (prefix: string, name: QueueName) => {
     const q = new Queue(name, { connection: conn, prefix });
@@ -54,12 +63,17 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     for (const w of h.workers.values()) expect(w.isRunning()).to.equal(true);
 
     const inv = await schedulersOf(prefix, 'invoice-overdue');
-    expect(inv.map((s) => ({ key: s.key, pattern: s.pattern, tz: s.tz }))).to.deep.equal([{ key: 'invoice-overdue-hourly', pattern: '5 * * * *', tz: 'UTC' }]);
+    expect(inv.map((s) => ({ key: s.key, pattern: s.pattern, tz: s.tz }))).to.deep.equal([
+      { key: 'invoice-overdue-hourly', pattern: '5 * * * *', tz: 'UTC' },
+    ]);
     const sla = await schedulersOf(prefix, 'ticket-sla');
-    expect(sla.map((s) => ({ key: s.key, every: Number(s.every) }))).to.deep.equal([{ key: 'ticket-sla-every-minute', every: 60000 }]);
+    expect(sla.map((s) => ({ key: s.key, every: Number(s.every) }))).to.deep.equal([
+      { key: 'ticket-sla-every-minute', every: 60000 },
+    ]);
     const ev = await schedulersOf(prefix, 'event-dispatch');
-    expect(ev.map((s) => ({ key: s.key, every: Number(s.every) })))
-      .to.deep.equal([{ key: 'event-dispatch-every-5s', every: 5000 }]);
+    expect(ev.map((s) => ({ key: s.key, every: Number(s.every) }))).to.deep.equal([
+      { key: 'event-dispatch-every-5s', every: 5000 },
+    ]);
     expect(lines.filter((l) => l.includes('job scheduler registered'))).to.have.length(3);
   });
 
@@ -69,7 +83,10 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     const t = await makeTenant();
     const { customerId } = await seedBasics(t, { clock });
     const inv = await t.scope.insert('invoices', {
-      invoice_number: `INV-C-${randomBytes(3).toString('hex')}`, customer_id: customerId, amount: 5, status: 'unpaid',
+      invoice_number: `INV-C-${randomBytes(3).toString('hex')}`,
+      customer_id: customerId,
+      amount: 5,
+      status: 'unpaid',
       due_date: addDays(todayIn(t.timeZone, clock), -2),
     });
     const events = new QueueEvents('invoice-overdue', { connection: { url: env.redisUrl }, prefix });
@@ -78,10 +95,16 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     type Completed = { jobId: string; returnvalue: unknown };
     const completed = new Promise<Completed>((resolve) => events.on('completed', resolve));
     const started = Date.now();
-    handles.push(await startWorkers({
-      redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger, clock,
-      queues: ['invoice-overdue'],
-    }));
+    handles.push(
+      await startWorkers({
+        redisUrl: env.redisUrl,
+        knex: env.knex,
+        prefix,
+        logger: captureLogger().logger,
+        clock,
+        queues: ['invoice-overdue'],
+      }),
+    );
     const { jobId, returnvalue } = await completed;
     expect(jobId).to.match(/^repeat:invoice-overdue-hourly:\d+$/);
     const result = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as InvoiceOverdueResult;
@@ -98,8 +121,12 @@ describe('workers/main.ts startWorkers on real Redis', () => {
 
   it('does not duplicate the schedulers when started twice', async () => {
     const prefix = uniquePrefix();
-    handles.push(await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger }));
-    handles.push(await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger }));
+    handles.push(
+      await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger }),
+    );
+    handles.push(
+      await startWorkers({ redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger }),
+    );
     expect(await schedulersOf(prefix, 'invoice-overdue')).to.have.length(1);
     expect(await schedulersOf(prefix, 'ticket-sla')).to.have.length(1);
   });
@@ -108,7 +135,11 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     const prefix = uniquePrefix();
     const { logger, lines } = captureLogger();
     const h = await startWorkers({
-      redisUrl: env.redisUrl, knex: env.knex, prefix, logger, queues: ['invoice-overdue', 'ticket-sla'],
+      redisUrl: env.redisUrl,
+      knex: env.knex,
+      prefix,
+      logger,
+      queues: ['invoice-overdue', 'ticket-sla'],
       registry: { 'invoice-overdue': registry['invoice-overdue'] },
     });
     handles.push(h);
@@ -121,10 +152,19 @@ describe('workers/main.ts startWorkers on real Redis', () => {
   it('refuses unknown queue names before connecting, naming them', async () => {
     let err: unknown;
     try {
-      await startWorkers({ redisUrl: 'redis://127.0.0.1:1', knex: env.knex, logger: captureLogger().logger, queues: ['invoice-overdue', 'nope', 'also-bad'] });
-    } catch (e) { err = e; }
+      await startWorkers({
+        redisUrl: 'redis://127.0.0.1:1',
+        knex: env.knex,
+        logger: captureLogger().logger,
+        queues: ['invoice-overdue', 'nope', 'also-bad'],
+      });
+    } catch (e) {
+      err = e;
+    }
     expect(err).to.be.instanceOf(UnknownQueuesError);
-    expect((err as Error).message).to.include('nope').and.to.include('also-bad');
+    expect((err as Error).message)
+      .to.include('nope')
+      .and.to.include('also-bad');
     expect((err as UnknownQueuesError).names).to.deep.equal(['nope', 'also-bad']);
   });
 
@@ -134,19 +174,32 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     const t = await makeTenant();
     const { customerId, invoiceId } = await seedBasics(t, { clock });
     const inv = await t.scope.insert('invoices', {
-      invoice_number: `INV-W-${randomBytes(3).toString('hex')}`, customer_id: customerId, amount: 5, status: 'unpaid',
+      invoice_number: `INV-W-${randomBytes(3).toString('hex')}`,
+      customer_id: customerId,
+      amount: 5,
+      status: 'unpaid',
       due_date: addDays(todayIn(t.timeZone, clock), -1),
     });
     const queues = createQueues(env.redisUrl, { prefix });
     const events = new QueueEvents('invoice-overdue', { connection: { url: env.redisUrl }, prefix });
-    closers.push(() => queues.close(), () => events.close());
+    closers.push(
+      () => queues.close(),
+      () => events.close(),
+    );
     await events.waitUntilReady();
     // without the scheduler: its catch-up run at start would mark the invoice before the enqueued job runs
     const noScheduler = { 'invoice-overdue': { ...registry['invoice-overdue']!, scheduler: undefined } };
-    handles.push(await startWorkers({
-      redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger, clock,
-      queues: ['invoice-overdue'], registry: noScheduler,
-    }));
+    handles.push(
+      await startWorkers({
+        redisUrl: env.redisUrl,
+        knex: env.knex,
+        prefix,
+        logger: captureLogger().logger,
+        clock,
+        queues: ['invoice-overdue'],
+        registry: noScheduler,
+      }),
+    );
 
     const id = await invoiceOverdue.enqueue(queues);
     expect(id).to.match(/^invoice-overdue-all-\d{12}$/);
@@ -167,15 +220,26 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     const prefix = uniquePrefix();
     let sawAbort = false;
     let started!: () => void;
-    const active = new Promise<void>((r) => { started = r; });
+    const active = new Promise<void>((r) => {
+      started = r;
+    });
     const h = await startWorkers({
-      redisUrl: env.redisUrl, knex: env.knex, prefix, logger: captureLogger().logger, queues: ['ticket-sla'], shutdownGraceMs: 50,
+      redisUrl: env.redisUrl,
+      knex: env.knex,
+      prefix,
+      logger: captureLogger().logger,
+      queues: ['ticket-sla'],
+      shutdownGraceMs: 50,
       registry: {
         'ticket-sla': {
-          processor: (_job, _token, signal) => new Promise((resolve) => {
-            started();
-            signal!.addEventListener('abort', () => { sawAbort = true; resolve('stopped'); });
-          }),
+          processor: (_job, _token, signal) =>
+            new Promise((resolve) => {
+              started();
+              signal!.addEventListener('abort', () => {
+                sawAbort = true;
+                resolve('stopped');
+              });
+            }),
         },
       },
     });
@@ -192,11 +256,19 @@ describe('workers/main.ts startWorkers on real Redis', () => {
 
 describe('the worker process (npm run worker)', () => {
   const baseEnv = () => ({
-    ...process.env, DATABASE_URL: env.databaseUrl, REDIS_URL: env.redisUrl, APP_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'info',
+    ...process.env,
+    DATABASE_URL: env.databaseUrl,
+    REDIS_URL: env.redisUrl,
+    APP_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'info',
   });
 
   it('exits 1 with a message naming unknown WORKER_QUEUES entries', async () => {
-    const r = await execa(process.execPath, ['--import', 'tsx', 'workers/main.ts'], { env: { ...baseEnv(), WORKER_QUEUES: 'invoice-overdue,bogus-queue' }, reject: false, timeout: 60_000 });
+    const r = await execa(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+      env: { ...baseEnv(), WORKER_QUEUES: 'invoice-overdue,bogus-queue' },
+      reject: false,
+      timeout: 60_000,
+    });
     expect(r.exitCode).to.equal(1);
     expect(r.stderr).to.include('bogus-queue');
   });
@@ -204,16 +276,28 @@ describe('the worker process (npm run worker)', () => {
   it('exits 1 naming a missing required variable', async () => {
     const e: Record<string, string | undefined> = { ...baseEnv() };
     delete e.REDIS_URL;
-    const r = await execa(process.execPath, ['--import', 'tsx', 'workers/main.ts'], { env: e, extendEnv: false, reject: false, timeout: 60_000 });
+    const r = await execa(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+      env: e,
+      extendEnv: false,
+      reject: false,
+      timeout: 60_000,
+    });
     expect(r.exitCode).to.equal(1);
     expect(r.stderr).to.include('REDIS_URL');
   });
 
   it('starts, and stops with exit code 0 on SIGTERM', async () => {
-    const child = execa(process.execPath, ['--import', 'tsx', 'workers/main.ts'], { env: { ...baseEnv(), WORKER_QUEUES: 'invoice-overdue' }, reject: false, timeout: 60_000 });
+    const child = execa(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+      env: { ...baseEnv(), WORKER_QUEUES: 'invoice-overdue' },
+      reject: false,
+      timeout: 60_000,
+    });
     await new Promise<void>((resolve, reject) => {
       let out = '';
-      child.stdout!.on('data', (d: Buffer) => { out += d.toString(); if (out.includes('workers started')) resolve(); });
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('workers started')) resolve();
+      });
       child.then((r) => reject(new Error(`worker exited early (${r.exitCode}): ${r.stderr}`)));
     });
     child.kill('SIGTERM');

@@ -1,13 +1,32 @@
 import { expect } from 'chai';
 import {
-  addDays, assertTimeZone, DAY_MS, daysBetween, dateIn, DEFAULT_TIME_ZONE, fixedClock, isDateString, isValidTimeZone,
-  ManualClock, startOfDayIn, systemClock, todayIn, zoneOffsetMs,
+  addDays,
+  assertTimeZone,
+  DAY_MS,
+  daysBetween,
+  dateIn,
+  DEFAULT_TIME_ZONE,
+  fixedClock,
+  isDateString,
+  isValidTimeZone,
+  ManualClock,
+  startOfDayIn,
+  systemClock,
+  todayIn,
+  zoneOffsetMs,
 } from '../../lib/clock.js';
 
 const HOUR = 3_600_000;
 /** A base date taken from the machine's clock: every expectation below is relative to it. */
 const D = todayIn('UTC');
-const thrown = (fn: () => unknown): unknown => { try { fn(); } catch (e) { return e; } return undefined; };
+const thrown = (fn: () => unknown): unknown => {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+};
 
 /** lib/clock.ts (DESIGN.md §10 time zone). No fixed calendar date: everything hangs off today. */
 describe('lib/clock', () => {
@@ -25,7 +44,12 @@ describe('lib/clock', () => {
       clock.now().setTime(0); // a caller mutating its Date does not move the clock
       expect(clock.now().getTime()).to.equal(start);
       expect(clock.advance(1500).now().getTime()).to.equal(start + 1500);
-      expect(clock.advance(-2 * DAY_MS).now().toISOString()).to.equal(`${addDays(D, -2)}T10:00:01.500Z`);
+      expect(
+        clock
+          .advance(-2 * DAY_MS)
+          .now()
+          .toISOString(),
+      ).to.equal(`${addDays(D, -2)}T10:00:01.500Z`);
       expect(clock.set(`${D}T23:30:00Z`).now().toISOString()).to.equal(`${D}T23:30:00.000Z`);
       expect(clock.set(new Date(start)).now().getTime()).to.equal(start);
       expect(fixedClock(start).now().getTime()).to.equal(start);
@@ -78,8 +102,17 @@ describe('lib/clock', () => {
 
   describe('zones with DST and odd offsets, over the next 400 days', () => {
     const zones = [
-      'Asia/Jakarta', 'UTC', 'America/New_York', 'Europe/Berlin', 'America/Santiago', 'Australia/Lord_Howe',
-      'Asia/Kolkata', 'Asia/Kathmandu', 'Pacific/Kiritimati', 'Pacific/Pago_Pago', 'America/St_Johns',
+      'Asia/Jakarta',
+      'UTC',
+      'America/New_York',
+      'Europe/Berlin',
+      'America/Santiago',
+      'Australia/Lord_Howe',
+      'Asia/Kolkata',
+      'Asia/Kathmandu',
+      'Pacific/Kiritimati',
+      'Pacific/Pago_Pago',
+      'America/St_Johns',
     ];
     const days = Array.from({ length: 400 }, (_, i) => addDays(D, i));
 
@@ -94,12 +127,13 @@ describe('lib/clock', () => {
     });
 
     it('a day lasts 24 h minus the change of offset: 24 h in Jakarta; in New York 23 h and 25 h days alternate', () => {
-      const lengths = (tz: string) => days.map((d) => {
-        const start = startOfDayIn(tz, d).getTime();
-        const end = startOfDayIn(tz, addDays(d, 1)).getTime();
-        expect(end - start, `${tz} ${d}`).to.equal(DAY_MS - (zoneOffsetMs(tz, end) - zoneOffsetMs(tz, start)));
-        return (end - start) / HOUR;
-      });
+      const lengths = (tz: string) =>
+        days.map((d) => {
+          const start = startOfDayIn(tz, d).getTime();
+          const end = startOfDayIn(tz, addDays(d, 1)).getTime();
+          expect(end - start, `${tz} ${d}`).to.equal(DAY_MS - (zoneOffsetMs(tz, end) - zoneOffsetMs(tz, start)));
+          return (end - start) / HOUR;
+        });
       expect(new Set(lengths('Asia/Jakarta'))).to.deep.equal(new Set([24]));
       // 400 days hold 2 to 4 DST changes (spring forward: 23 h, fall back: 25 h), never two alike in a row
       const changes = lengths('America/New_York').filter((h) => h !== 24);
@@ -131,7 +165,10 @@ describe('lib/clock', () => {
     it('refuses malformed dates and fractional days', () => {
       const year = D.slice(0, 4);
       for (const bad of [`${year}-13-01`, `${year}-02-30`, `${year}-1-01`, `${D}T00:00:00Z`, '']) {
-        expect(thrown(() => addDays(bad, 1)), bad).to.be.instanceOf(RangeError);
+        expect(
+          thrown(() => addDays(bad, 1)),
+          bad,
+        ).to.be.instanceOf(RangeError);
         expect(isDateString(bad), bad).to.equal(false);
       }
       expect(thrown(() => addDays(D, 0.5))).to.be.instanceOf(RangeError);

@@ -2,11 +2,17 @@ import { expect } from 'chai';
 import { ConfigError, loadConfig, loadServerConfig, parseAppKey } from '../../lib/config.js';
 
 const HEX_KEY = 'ab'.repeat(32);
-const SERVER_ENV = { DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/isp', REDIS_URL: 'redis://127.0.0.1:6379', APP_KEY: HEX_KEY };
+const SERVER_ENV = {
+  DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/isp',
+  REDIS_URL: 'redis://127.0.0.1:6379',
+  APP_KEY: HEX_KEY,
+};
 
 /** The ConfigError thrown by `fn` (fails the test when none is thrown). */
 function configError(fn: () => unknown): ConfigError {
-  try { fn(); } catch (e) {
+  try {
+    fn();
+  } catch (e) {
     expect(e).to.be.instanceOf(ConfigError);
     return e as ConfigError;
   }
@@ -18,32 +24,67 @@ describe('lib/config: environment validation', () => {
   it('uses the documented defaults for an empty environment', () => {
     const c = loadConfig({});
     expect(c).to.deep.include({
-      port: 3000, mailPort: 3001, publicBaseUrl: 'http://127.0.0.1:3000', mailBaseUrl: 'http://127.0.0.1:3001',
-      databaseUrl: undefined, redisUrl: undefined, appKey: undefined, workerQueues: [], logLevel: 'info', externalRateLimit: 600,
+      port: 3000,
+      mailPort: 3001,
+      publicBaseUrl: 'http://127.0.0.1:3000',
+      mailBaseUrl: 'http://127.0.0.1:3001',
+      databaseUrl: undefined,
+      redisUrl: undefined,
+      appKey: undefined,
+      workerQueues: [],
+      logLevel: 'info',
+      externalRateLimit: 600,
     });
   });
 
   it('reads well-formed values (base URLs follow the ports unless given; trailing slash dropped; WORKER_QUEUES split)', () => {
     const c = loadConfig({
-      PORT: '8080', MAIL_PORT: '8081', MAIL_BASE_URL: 'https://mail.example.test/', DATABASE_URL: 'postgresql://db/isp',
-      REDIS_URL: 'rediss://cache:6380', APP_KEY: HEX_KEY, WORKER_QUEUES: ' ticket-sla, invoice-overdue ,', LOG_LEVEL: 'debug', EXTERNAL_RATE_LIMIT: '50',
+      PORT: '8080',
+      MAIL_PORT: '8081',
+      MAIL_BASE_URL: 'https://mail.example.test/',
+      DATABASE_URL: 'postgresql://db/isp',
+      REDIS_URL: 'rediss://cache:6380',
+      APP_KEY: HEX_KEY,
+      WORKER_QUEUES: ' ticket-sla, invoice-overdue ,',
+      LOG_LEVEL: 'debug',
+      EXTERNAL_RATE_LIMIT: '50',
     });
     expect(c).to.deep.include({
-      port: 8080, mailPort: 8081, publicBaseUrl: 'http://127.0.0.1:8080', mailBaseUrl: 'https://mail.example.test',
-      databaseUrl: 'postgresql://db/isp', redisUrl: 'rediss://cache:6380', workerQueues: ['ticket-sla', 'invoice-overdue'], logLevel: 'debug', externalRateLimit: 50,
+      port: 8080,
+      mailPort: 8081,
+      publicBaseUrl: 'http://127.0.0.1:8080',
+      mailBaseUrl: 'https://mail.example.test',
+      databaseUrl: 'postgresql://db/isp',
+      redisUrl: 'rediss://cache:6380',
+      workerQueues: ['ticket-sla', 'invoice-overdue'],
+      logLevel: 'debug',
+      externalRateLimit: 50,
     });
     expect(c.appKey!.equals(Buffer.from(HEX_KEY, 'hex'))).to.equal(true);
   });
 
   const malformed: [string, string][] = [
-    ['PORT', 'abc'], ['PORT', '-1'], ['PORT', '65536'], ['PORT', '80.5'],
-    ['MAIL_PORT', 'http'], ['MAIL_PORT', '99999'],
-    ['DATABASE_URL', 'not a url'], ['DATABASE_URL', 'mysql://db/isp'], ['DATABASE_URL', 'redis://127.0.0.1:6379'],
-    ['REDIS_URL', '127.0.0.1:6379'], ['REDIS_URL', 'http://cache'],
-    ['PUBLIC_BASE_URL', 'ftp://example.test'], ['MAIL_BASE_URL', 'example.test'],
-    ['APP_KEY', 'short'], ['APP_KEY', 'ab'.repeat(31)], ['APP_KEY', Buffer.alloc(16).toString('base64')], ['APP_KEY', 'zz'.repeat(32)],
-    ['LOG_LEVEL', 'verbose'], ['LOG_LEVEL', 'INFO'],
-    ['EXTERNAL_RATE_LIMIT', '0'], ['EXTERNAL_RATE_LIMIT', 'many'],
+    ['PORT', 'abc'],
+    ['PORT', '-1'],
+    ['PORT', '65536'],
+    ['PORT', '80.5'],
+    ['MAIL_PORT', 'http'],
+    ['MAIL_PORT', '99999'],
+    ['DATABASE_URL', 'not a url'],
+    ['DATABASE_URL', 'mysql://db/isp'],
+    ['DATABASE_URL', 'redis://127.0.0.1:6379'],
+    ['REDIS_URL', '127.0.0.1:6379'],
+    ['REDIS_URL', 'http://cache'],
+    ['PUBLIC_BASE_URL', 'ftp://example.test'],
+    ['MAIL_BASE_URL', 'example.test'],
+    ['APP_KEY', 'short'],
+    ['APP_KEY', 'ab'.repeat(31)],
+    ['APP_KEY', Buffer.alloc(16).toString('base64')],
+    ['APP_KEY', 'zz'.repeat(32)],
+    ['LOG_LEVEL', 'verbose'],
+    ['LOG_LEVEL', 'INFO'],
+    ['EXTERNAL_RATE_LIMIT', '0'],
+    ['EXTERNAL_RATE_LIMIT', 'many'],
   ];
   for (const [name, value] of malformed) {
     it(`refuses ${name}=${JSON.stringify(value.length > 20 ? `${value.slice(0, 20)}...` : value)} with a ConfigError naming ${name}`, () => {

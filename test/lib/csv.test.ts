@@ -14,7 +14,12 @@ async function text(s: Readable): Promise<string> {
   return out;
 }
 
-interface Row { code: string; name: string; amount: number | string | null; note?: CsvCell }
+interface Row {
+  code: string;
+  name: string;
+  amount: number | string | null;
+  note?: CsvCell;
+}
 const columns: CsvColumn<Row>[] = [
   { header: 'Code', value: 'code' },
   { header: 'Name, full', value: 'name' },
@@ -24,18 +29,22 @@ const columns: CsvColumn<Row>[] = [
 
 describe('lib/csv.ts: streamed CSV exports', () => {
   it('writes a header row, CRLF line ends and RFC 4180 quoting of commas, quotes and line breaks', async () => {
-    const out = await text(csvStream(columns, [
-      { code: 'C1', name: 'Budi, Santoso', amount: 1500 },
-      { code: 'C2', name: 'The "Best" Net', amount: 12.5, note: 'line one\nline two' },
-      { code: 'C3', name: 'plain', amount: null, note: 'cr\ronly' },
-    ]));
-    expect(out).to.equal([
-      'Code,"Name, full",Amount,Note',
-      'C1,"Budi, Santoso",1500,',
-      'C2,"The ""Best"" Net",12.5,"line one\nline two"',
-      'C3,plain,,"cr\ronly"',
-      '',
-    ].join('\r\n'));
+    const out = await text(
+      csvStream(columns, [
+        { code: 'C1', name: 'Budi, Santoso', amount: 1500 },
+        { code: 'C2', name: 'The "Best" Net', amount: 12.5, note: 'line one\nline two' },
+        { code: 'C3', name: 'plain', amount: null, note: 'cr\ronly' },
+      ]),
+    );
+    expect(out).to.equal(
+      [
+        'Code,"Name, full",Amount,Note',
+        'C1,"Budi, Santoso",1500,',
+        'C2,"The ""Best"" Net",12.5,"line one\nline two"',
+        'C3,plain,,"cr\ronly"',
+        '',
+      ].join('\r\n'),
+    );
     expect(CSV_CONTENT_TYPE).to.equal('text/csv; charset=utf-8');
   });
 
@@ -73,7 +82,7 @@ describe('lib/csv.ts: streamed CSV exports', () => {
       exhausted = true;
     }
     const s = csvStream(columns, rows());
-    const [first] = await once(s, 'data') as [Buffer];
+    const [first] = (await once(s, 'data')) as [Buffer];
     s.pause();
     expect(exhausted, 'the iterable is not exhausted when the first chunk arrives').to.equal(false);
     expect(first.toString()).to.match(/^Code,"Name, full",Amount,Note\r\n/);
@@ -107,8 +116,13 @@ describe('lib/csv.ts: streamed CSV exports', () => {
     let produced = 0;
     async function* endless(): AsyncGenerator<Row> {
       try {
-        for (let i = 1; ; i++) { produced = i; yield { code: `C${i}`, name: 'x', amount: i }; }
-      } finally { closed = true; }
+        for (let i = 1; ; i++) {
+          produced = i;
+          yield { code: `C${i}`, name: 'x', amount: i };
+        }
+      } finally {
+        closed = true;
+      }
     }
     const s = csvStream(columns, endless());
     await once(s, 'data');
@@ -125,7 +139,11 @@ describe('lib/csv.ts: streamed CSV exports', () => {
       throw new Error('cursor broke');
     }
     let err: Error | undefined;
-    try { await text(csvStream(columns, failing())); } catch (e) { err = e as Error; }
+    try {
+      await text(csvStream(columns, failing()));
+    } catch (e) {
+      err = e as Error;
+    }
     expect(err?.message).to.equal('cursor broke');
   });
 
@@ -134,9 +152,12 @@ describe('lib/csv.ts: streamed CSV exports', () => {
     app.use((ctx) => {
       ctx.type = CSV_CONTENT_TYPE;
       ctx.attachment('customers.csv');
-      ctx.body = csvStream(columns, (async function* () {
-        for (let i = 1; i <= 3; i++) yield { code: `C${i}`, name: `=cmd|' /C calc'!A${i}`, amount: i * 1.5 };
-      })());
+      ctx.body = csvStream(
+        columns,
+        (async function* () {
+          for (let i = 1; i <= 3; i++) yield { code: `C${i}`, name: `=cmd|' /C calc'!A${i}`, amount: i * 1.5 };
+        })(),
+      );
     });
     const server = http.createServer(app.callback()).listen(0, '127.0.0.1');
     await once(server, 'listening');
@@ -145,8 +166,10 @@ describe('lib/csv.ts: streamed CSV exports', () => {
       expect(res.status).to.equal(200);
       expect(res.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
       expect(res.headers.get('content-disposition')).to.equal('attachment; filename="customers.csv"');
-      expect(await res.text()).to.equal('Code,"Name, full",Amount,Note\r\n'
-        + "C1,'=cmd|' /C calc'!A1,1.5,\r\nC2,'=cmd|' /C calc'!A2,3,\r\nC3,'=cmd|' /C calc'!A3,4.5,\r\n");
+      expect(await res.text()).to.equal(
+        'Code,"Name, full",Amount,Note\r\n' +
+          "C1,'=cmd|' /C calc'!A1,1.5,\r\nC2,'=cmd|' /C calc'!A2,3,\r\nC3,'=cmd|' /C calc'!A3,4.5,\r\n",
+      );
     } finally {
       server.close();
     }

@@ -1,11 +1,28 @@
 import { expect } from 'chai';
 import { env } from '../helpers/env.js';
 import {
-  add, compare, equals, factor, money, MONEY_MAX, MoneyError, mul, round, sub, sum, toDbString, toNumber,
+  add,
+  compare,
+  equals,
+  factor,
+  money,
+  MONEY_MAX,
+  MoneyError,
+  mul,
+  round,
+  sub,
+  sum,
+  toDbString,
+  toNumber,
 } from '../../lib/money.js';
 
 const code = (fn: () => unknown): string | undefined => {
-  try { fn(); } catch (e) { expect(e).to.be.instanceOf(MoneyError); return (e as MoneyError).code; }
+  try {
+    fn();
+  } catch (e) {
+    expect(e).to.be.instanceOf(MoneyError);
+    return (e as MoneyError).code;
+  }
   return undefined;
 };
 
@@ -39,13 +56,29 @@ describe('lib/money.ts: exact money arithmetic', () => {
     expect(toNumber(sum([19.99, '5.01', money('0.10'), -25]))).to.equal(0.1);
     expect(sum([]).toString()).to.equal('0');
     expect(toDbString(sub('100.00', '99.99'))).to.equal('0.01');
-    expect(toDbString(sum(function* () { for (let i = 1; i <= 1000; i++) yield `${i}.01`; }()))).to.equal('500510.00');
+    expect(
+      toDbString(
+        sum(
+          (function* () {
+            for (let i = 1; i <= 1000; i++) yield `${i}.01`;
+          })(),
+        ),
+      ),
+    ).to.equal('500510.00');
   });
 
   it('rounds half-up (ties away from zero) to 2 decimals or to 0 for IDR', () => {
     const cases: [string, number, string][] = [
-      ['1.005', 2, '1.01'], ['1.004', 2, '1'], ['2.675', 2, '2.68'], ['-1.005', 2, '-1.01'], ['-0.004', 2, '0'],
-      ['0.125', 2, '0.13'], ['1500.5', 0, '1501'], ['1500.49', 0, '1500'], ['-2.5', 0, '-3'], ['999.995', 2, '1000'],
+      ['1.005', 2, '1.01'],
+      ['1.004', 2, '1'],
+      ['2.675', 2, '2.68'],
+      ['-1.005', 2, '-1.01'],
+      ['-0.004', 2, '0'],
+      ['0.125', 2, '0.13'],
+      ['1500.5', 0, '1501'],
+      ['1500.49', 0, '1500'],
+      ['-2.5', 0, '-3'],
+      ['999.995', 2, '1000'],
     ];
     for (const [v, scale, want] of cases) expect(round(v, scale).toString(), `${v} @${scale}`).to.equal(want);
     // 2.675 is 2.67499999... as a double; read from its shortest string it is exactly 2.675
@@ -85,7 +118,13 @@ describe('lib/money.ts: exact money arithmetic', () => {
     expect(code(() => add('abc', 1))).to.equal('INVALID_AMOUNT');
     expect(code(() => mul(1, Number.NaN))).to.equal('INVALID_AMOUNT');
     expect(factor('0.123456').toString()).to.equal('0.123456');
-    const err = (() => { try { money('x'); } catch (e) { return e as MoneyError; } })();
+    const err = (() => {
+      try {
+        money('x');
+      } catch (e) {
+        return e as MoneyError;
+      }
+    })();
     expect(err?.status).to.equal(422);
   });
 
@@ -108,10 +147,9 @@ describe('lib/money.ts: exact money arithmetic', () => {
 
   it('round-trips numeric(14,2) through PostgreSQL unchanged', async () => {
     const values = ['0.30', '999999999999.99', '-999999999999.99', '0.01', '123456789.05'];
-    const rows = await env.knex.raw(
-      `SELECT v::numeric(14,2)::text AS t FROM unnest(?::text[]) v`,
-      [values.map((v) => toDbString(v))],
-    );
+    const rows = await env.knex.raw(`SELECT v::numeric(14,2)::text AS t FROM unnest(?::text[]) v`, [
+      values.map((v) => toDbString(v)),
+    ]);
     expect(rows.rows.map((r: { t: string }) => r.t)).to.deep.equal(values);
   });
 });

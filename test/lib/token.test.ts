@@ -2,7 +2,15 @@ import { expect } from 'chai';
 import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 import { crc32 } from 'node:zlib';
-import { bearer, hashToken, mintToken, parseToken, tokenMatches, TOKEN_PREFIX, type TokenKind } from '../../lib/token.js';
+import {
+  bearer,
+  hashToken,
+  mintToken,
+  parseToken,
+  tokenMatches,
+  TOKEN_PREFIX,
+  type TokenKind,
+} from '../../lib/token.js';
 
 /** Replaces one character at `i` by another hex digit (keeps the shape). */
 function flip(s: string, i: number): string {
@@ -32,11 +40,19 @@ describe('lib/token: one design for every token kind', () => {
   it('refuses malformed tokens without any store: shape, prefix, id, checksum, length', () => {
     const good = mintToken('integration', 7).token;
     const bad: [string, string | null | undefined][] = [
-      ['empty', ''], ['null', null], ['undefined', undefined], ['garbage', 'garbage'],
-      ['wrong checksum (secret changed)', flip(good, 20)], ['wrong checksum (crc changed)', flip(good, good.length - 1)],
-      ['unknown prefix', good.replace(/^ispi/, 'abcd')], ['upper case', good.toUpperCase()],
-      ['id 0', mintToken('integration', 0).token], ['leading zero id', good.replace('_7_', '_07_')],
-      ['secret too short', good.slice(0, 20) + good.slice(22)], ['trailing space', `${good} `], ['too long', good + 'a'.repeat(60)],
+      ['empty', ''],
+      ['null', null],
+      ['undefined', undefined],
+      ['garbage', 'garbage'],
+      ['wrong checksum (secret changed)', flip(good, 20)],
+      ['wrong checksum (crc changed)', flip(good, good.length - 1)],
+      ['unknown prefix', good.replace(/^ispi/, 'abcd')],
+      ['upper case', good.toUpperCase()],
+      ['id 0', mintToken('integration', 0).token],
+      ['leading zero id', good.replace('_7_', '_07_')],
+      ['secret too short', good.slice(0, 20) + good.slice(22)],
+      ['trailing space', `${good} `],
+      ['too long', good + 'a'.repeat(60)],
       ['id beyond 2^53', mintToken('integration', '99999999999999999').token],
     ];
     for (const [label, raw] of bad) expect(parseToken(raw), label).to.equal(null);
@@ -47,7 +63,10 @@ describe('lib/token: one design for every token kind', () => {
     const original = crypto.timingSafeEqual;
     const calls: [Buffer, Buffer][] = [];
     crypto.timingSafeEqual = ((a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
-      calls.push([Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)]);
+      calls.push([
+        Buffer.from(a.buffer, a.byteOffset, a.byteLength),
+        Buffer.from(b.buffer, b.byteOffset, b.byteLength),
+      ]);
       return original(a, b);
     }) as typeof crypto.timingSafeEqual;
     syncBuiltinESMExports();
@@ -73,6 +92,7 @@ describe('lib/token: one design for every token kind', () => {
   it('reads the Bearer scheme only (any case), one token, no other schemes', () => {
     expect(bearer('Bearer abc')).to.equal('abc');
     expect(bearer('bearer   abc  ')).to.equal('abc');
-    for (const h of [undefined, '', 'Bearer', 'Bearer ', 'Basic abc', 'Bearer a b', 'Token abc']) expect(bearer(h), String(h)).to.equal(null);
+    for (const h of [undefined, '', 'Bearer', 'Bearer ', 'Basic abc', 'Bearer a b', 'Token abc'])
+      expect(bearer(h), String(h)).to.equal(null);
   });
 });

@@ -7,10 +7,19 @@
 /** A fragment of markup that has already been escaped (or is a trusted constant). */
 export class SafeHtml {
   constructor(readonly value: string) {}
-  toString(): string { return this.value; }
+  toString(): string {
+    return this.value;
+  }
 }
 
-const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
+const ESC: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+  '`': '&#96;',
+};
 
 /** Escapes text for use in element content and in quoted attribute values. */
 export function escapeHtml(s: string): string {
@@ -61,7 +70,10 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 `;
 
 /** What the layout needs to know about the signed-in operator (absent on the login page). */
-export interface LayoutSession { operatorEmail: string; csrf: string }
+export interface LayoutSession {
+  operatorEmail: string;
+  csrf: string;
+}
 
 /**
  * A complete page.
@@ -70,20 +82,35 @@ export interface LayoutSession { operatorEmail: string; csrf: string }
  * @param session the signed-in operator (adds the navigation and the logout form)
  */
 export function layout(title: string, body: SafeHtml, session?: LayoutSession): string {
-  const nav = session ? html`<header><span class="brand">Mailbox API</span>
-<a href="/dashboard">Overview</a><a href="/dashboard/domains">Domains</a><a href="/dashboard/keys">API keys</a>
-<span class="muted">${session.operatorEmail}</span>
-<form method="post" action="/logout">${csrfField(session.csrf)}<button type="submit">Sign out</button></form></header>`
+  const nav = session
+    ? html`<header>
+        <span class="brand">Mailbox API</span> <a href="/dashboard">Overview</a><a href="/dashboard/domains">Domains</a
+        ><a href="/dashboard/keys">API keys</a>
+        <span class="muted">${session.operatorEmail}</span>
+        <form method="post" action="/logout">${csrfField(session.csrf)}<button type="submit">Sign out</button></form>
+      </header>`
     : html`<header><span class="brand">Mailbox API</span></header>`;
   return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>${title} · Mailbox API</title><style>${new SafeHtml(CSS)}</style></head>
-<body>${nav}<main>${body}</main></body></html>`.value;
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title>${title} · Mailbox API</title>
+        <style>
+          ${new SafeHtml(CSS)}
+        </style>
+      </head>
+      <body>
+        ${nav}
+        <main>${body}</main>
+      </body>
+    </html>`.value;
 }
 
 /** The hidden CSRF input every state-changing form carries. */
 export function csrfField(token: string): SafeHtml {
-  return html`<input type="hidden" name="_csrf" value="${token}">`;
+  return html`<input type="hidden" name="_csrf" value="${token}" />`;
 }
 
 /** Field errors under an input (Laravel layout: field -> reasons). */

@@ -6,7 +6,14 @@ import { koaBody } from 'koa-body';
 import type { Logger } from '../../../lib/logger.js';
 import { verifyOperatorSession, type OperatorSession } from '../operators/service.js';
 import { html, layout, type LayoutSession, type SafeHtml } from './html.js';
-import { csrfForSession, csrfMatches, readCookie, securityHeaders, SESSION_COOKIE, type LoginThrottleOptions } from './security.js';
+import {
+  csrfForSession,
+  csrfMatches,
+  readCookie,
+  securityHeaders,
+  SESSION_COOKIE,
+  type LoginThrottleOptions,
+} from './security.js';
 
 /**
  * Plumbing shared by the dashboard's route modules: the page wrapper (security headers, form
@@ -51,7 +58,8 @@ export const NOTICES: Record<string, string> = {
   'domain-updated': 'Domain saved.',
   'mailbox-added': 'Mailbox registered.',
   'key-revoked': 'The API key was revoked. Clients using it now get 401 unauthorized.',
-  'already-submitted': 'That form was already submitted; the key it created is in the list below (its plain text is not shown again).',
+  'already-submitted':
+    'That form was already submitted; the key it created is in the list below (its plain text is not shown again).',
   'signed-out': 'You are signed out.',
 };
 
@@ -63,7 +71,10 @@ export interface Kit {
    * Wraps a handler: security headers, form parsing, session lookup, redirect to /login when a
    * signed-in page has no session, CSRF check on POST (403 page on mismatch), HTML error pages.
    */
-  page(opts: { auth: false; csrf?: false }, handler: (ctx: Koa.Context, req: DashRequest) => Promise<void>): Koa.Middleware;
+  page(
+    opts: { auth: false; csrf?: false },
+    handler: (ctx: Koa.Context, req: DashRequest) => Promise<void>,
+  ): Koa.Middleware;
   page(opts: { auth: true }, handler: (ctx: Koa.Context, req: AuthedRequest) => Promise<void>): Koa.Middleware;
   /** Writes a full page. */
   render(ctx: Koa.Context, status: number, title: string, body: SafeHtml, req?: DashRequest): void;
@@ -78,7 +89,10 @@ function layoutSession(req?: DashRequest): LayoutSession | undefined {
 async function parseForm(ctx: Koa.Context): Promise<Record<string, unknown>> {
   const request = ctx.request as unknown as { body?: unknown };
   if (request.body === undefined && !ctx.req.readableEnded) {
-    await koaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '100kb' })(ctx as never, async () => {});
+    await koaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '100kb' })(
+      ctx as never,
+      async () => {},
+    );
   }
   const b = request.body;
   return b && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>) : {};
@@ -96,29 +110,62 @@ export function createKit(deps: DashboardDeps): Kit {
     ctx.redirect(path.startsWith('/') && !path.startsWith('//') ? path : '/dashboard');
     ctx.status = 303;
   };
-  const page = (opts: { auth: boolean; csrf?: boolean }, handler: (ctx: Koa.Context, req: any) => Promise<void>): Koa.Middleware => async (ctx) => {
-    securityHeaders(ctx);
-    const req: DashRequest = { session: null, csrf: '', token: '', body: {} };
-    try {
-      const token = readCookie(ctx, SESSION_COOKIE) ?? '';
-      const session = token ? await verifyOperatorSession(deps.knex, token) : null;
-      if (session) Object.assign(req, { session, token, csrf: csrfForSession(deps.config.appKey, token) });
-      if (ctx.method === 'POST') req.body = await parseForm(ctx);
-      if (opts.auth && !session) return redirect(ctx, '/login');
-      if (ctx.method === 'POST' && opts.auth && !csrfMatches(req.csrf, req.body._csrf)) {
-        return render(ctx, 403, 'Forbidden', html`<h1>Forbidden</h1><div class="alert err">The form's security token is missing or out of date. Nothing was changed. Go back, reload the page and try again.</div>`, req);
+  const page =
+    (opts: { auth: boolean; csrf?: boolean }, handler: (ctx: Koa.Context, req: any) => Promise<void>): Koa.Middleware =>
+    async (ctx) => {
+      securityHeaders(ctx);
+      const req: DashRequest = { session: null, csrf: '', token: '', body: {} };
+      try {
+        const token = readCookie(ctx, SESSION_COOKIE) ?? '';
+        const session = token ? await verifyOperatorSession(deps.knex, token) : null;
+        if (session) Object.assign(req, { session, token, csrf: csrfForSession(deps.config.appKey, token) });
+        if (ctx.method === 'POST') req.body = await parseForm(ctx);
+        if (opts.auth && !session) return redirect(ctx, '/login');
+        if (ctx.method === 'POST' && opts.auth && !csrfMatches(req.csrf, req.body._csrf)) {
+          return render(
+            ctx,
+            403,
+            'Forbidden',
+            html`<h1>Forbidden</h1>
+              <div class="alert err">
+                The form's security token is missing or out of date. Nothing was changed. Go back, reload the page and
+                try again.
+              </div>`,
+            req,
+          );
+        }
+        await handler(ctx, req);
+      } catch (e) {
+        const status = (e as { status?: number; expose?: boolean }).expose
+          ? Number((e as { status?: number }).status)
+          : 500;
+        if (status >= 400 && status < 500) {
+          return render(
+            ctx,
+            status,
+            'Bad request',
+            html`<h1>Bad request</h1>
+              <div class="alert err">The request could not be read.</div>`,
+            req,
+          );
+        }
+        const requestId = (ctx.state as { requestId?: string }).requestId ?? randomUUID();
+        deps.logger.error(
+          { err: e, request_id: requestId, path: ctx.path, method: ctx.method },
+          'dashboard request failed',
+        );
+        render(
+          ctx,
+          500,
+          'Server error',
+          html`<h1>Server error</h1>
+            <div class="alert err">
+              Something went wrong. Contact the administrator with this request id: <code>${requestId}</code>
+            </div>`,
+          req,
+        );
       }
-      await handler(ctx, req);
-    } catch (e) {
-      const status = (e as { status?: number; expose?: boolean }).expose ? Number((e as { status?: number }).status) : 500;
-      if (status >= 400 && status < 500) {
-        return render(ctx, status, 'Bad request', html`<h1>Bad request</h1><div class="alert err">The request could not be read.</div>`, req);
-      }
-      const requestId = (ctx.state as { requestId?: string }).requestId ?? randomUUID();
-      deps.logger.error({ err: e, request_id: requestId, path: ctx.path, method: ctx.method }, 'dashboard request failed');
-      render(ctx, 500, 'Server error', html`<h1>Server error</h1><div class="alert err">Something went wrong. Contact the administrator with this request id: <code>${requestId}</code></div>`, req);
-    }
-  };
+    };
   return { deps, secure, page: page as Kit['page'], render, redirect };
 }
 

@@ -13,15 +13,29 @@ export const SESSION_COOKIE = 'mbx_session';
 export const LOGIN_COOKIE = 'mbx_login';
 
 /** Cookie flags of the dashboard. */
-export interface CookieOptions { secure: boolean }
+export interface CookieOptions {
+  secure: boolean;
+}
 
 /**
  * Writes a Set-Cookie header (HttpOnly, SameSite=Strict, Secure when asked). Written by hand so
  * that Secure works behind a TLS-terminating proxy too (Koa's cookies refuse Secure on plain http).
  * @param maxAgeSeconds 0 deletes the cookie
  */
-export function setCookie(ctx: Koa.Context, name: string, value: string, maxAgeSeconds: number, opts: CookieOptions & { path?: string }): void {
-  const parts = [`${name}=${value}`, `Path=${opts.path ?? '/'}`, `Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`, 'HttpOnly', 'SameSite=Strict'];
+export function setCookie(
+  ctx: Koa.Context,
+  name: string,
+  value: string,
+  maxAgeSeconds: number,
+  opts: CookieOptions & { path?: string },
+): void {
+  const parts = [
+    `${name}=${value}`,
+    `Path=${opts.path ?? '/'}`,
+    `Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`,
+    'HttpOnly',
+    'SameSite=Strict',
+  ];
   if (maxAgeSeconds <= 0) parts.push('Expires=Thu, 01 Jan 1970 00:00:00 GMT');
   if (opts.secure) parts.push('Secure');
   ctx.append('Set-Cookie', parts.join('; '));
@@ -67,7 +81,10 @@ export function csrfMatches(expected: string, presented: unknown): boolean {
  */
 export function securityHeaders(ctx: Koa.Context): void {
   ctx.set('X-Frame-Options', 'DENY');
-  ctx.set('Content-Security-Policy', "default-src 'self'; script-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+  ctx.set(
+    'Content-Security-Policy',
+    "default-src 'self'; script-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  );
   ctx.set('Referrer-Policy', 'no-referrer');
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Cache-Control', 'no-store');

@@ -28,31 +28,70 @@ export const PANEL_DEFAULT_PORT: Record<PanelType, number> = { cpanel: 2083, dir
  */
 export interface DomainInput {
   name?: string;
-  imap_host?: string; imap_port?: number | string; imap_security?: string;
-  smtp_host?: string; smtp_port?: number | string; smtp_security?: string;
-  panel_type?: string | null; panel_host?: string | null; panel_port?: number | string | null; panel_user?: string | null;
-  panel_password?: string | null; panel_ssh_key_path?: string | null; panel_ssl?: boolean | string | null;
+  imap_host?: string;
+  imap_port?: number | string;
+  imap_security?: string;
+  smtp_host?: string;
+  smtp_port?: number | string;
+  smtp_security?: string;
+  panel_type?: string | null;
+  panel_host?: string | null;
+  panel_port?: number | string | null;
+  panel_user?: string | null;
+  panel_password?: string | null;
+  panel_ssh_key_path?: string | null;
+  panel_ssl?: boolean | string | null;
   clear_panel_password?: boolean;
 }
 
 /** The panel as shown back: the password only as "set" / "not set". */
-export interface PanelView { type: PanelType; host: string; port: number; user: string; ssh_key_path: string | null; ssl: boolean; password: 'set' | 'not set' }
+export interface PanelView {
+  type: PanelType;
+  host: string;
+  port: number;
+  user: string;
+  ssh_key_path: string | null;
+  ssl: boolean;
+  password: 'set' | 'not set';
+}
 
 /** A domain as the dashboard and the CLI show it. */
 export interface DomainView {
-  id: number; name: string;
-  imap_host: string; imap_port: number; imap_security: Security;
-  smtp_host: string; smtp_port: number; smtp_security: Security;
+  id: number;
+  name: string;
+  imap_host: string;
+  imap_port: number;
+  imap_security: Security;
+  smtp_host: string;
+  smtp_port: number;
+  smtp_security: Security;
   panel: PanelView | null;
   mailbox_count: number;
-  created_at: string; updated_at: string;
+  created_at: string;
+  updated_at: string;
 }
 
 /** A registered mailbox. */
-export interface MailboxView { id: number; domain_id: number; domain: string; email: string; local_part: string; display_name: string | null; created_at: string }
+export interface MailboxView {
+  id: number;
+  domain_id: number;
+  domain: string;
+  email: string;
+  local_part: string;
+  display_name: string | null;
+  created_at: string;
+}
 
 /** Panel configuration with the opened password, as jobs/adapters/mail-panel createMailPanel() takes it. */
-export interface DomainPanelConfig { type: PanelType; host: string; port: number; user: string; password?: string; ssh_key_path?: string; ssl: boolean }
+export interface DomainPanelConfig {
+  type: PanelType;
+  host: string;
+  port: number;
+  user: string;
+  password?: string;
+  ssh_key_path?: string;
+  ssl: boolean;
+}
 
 const HOST_LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
 const DOMAIN_NAME = new RegExp(`^(?=.{1,253}$)${HOST_LABEL}(?:\\.${HOST_LABEL})+$`);
@@ -66,10 +105,19 @@ const DOMAIN_SCHEMA: Schema = {
   type: 'object',
   required: ['name', 'imap_host', 'imap_port', 'imap_security', 'smtp_host', 'smtp_port', 'smtp_security'],
   properties: {
-    name: str(253), imap_host: str(253), imap_port: portSchema, imap_security: { type: 'string', enum: [...SECURITY] },
-    smtp_host: str(253), smtp_port: portSchema, smtp_security: { type: 'string', enum: [...SECURITY] },
-    panel_type: { type: 'string', enum: [...PANEL_TYPES] }, panel_host: str(253), panel_port: portSchema, panel_user: str(190),
-    panel_password: { type: 'string', minLength: 1, maxLength: 1024 }, panel_ssh_key_path: { type: 'string', minLength: 1, maxLength: 500 },
+    name: str(253),
+    imap_host: str(253),
+    imap_port: portSchema,
+    imap_security: { type: 'string', enum: [...SECURITY] },
+    smtp_host: str(253),
+    smtp_port: portSchema,
+    smtp_security: { type: 'string', enum: [...SECURITY] },
+    panel_type: { type: 'string', enum: [...PANEL_TYPES] },
+    panel_host: str(253),
+    panel_port: portSchema,
+    panel_user: str(190),
+    panel_password: { type: 'string', minLength: 1, maxLength: 1024 },
+    panel_ssh_key_path: { type: 'string', minLength: 1, maxLength: 500 },
     panel_ssl: { type: 'boolean' },
   },
 };
@@ -99,18 +147,23 @@ function checkHost(errors: FieldErrors, field: string, v: unknown): void {
  */
 function normalise(input: DomainInput, existing?: Record<string, any>): Record<string, any> {
   const v: Record<string, any> = {};
-  for (const [k, raw] of Object.entries(input)) if (k !== 'clear_panel_password') v[k] = k === 'panel_password' ? (raw === '' || raw == null ? undefined : raw) : trimmed(raw);
+  for (const [k, raw] of Object.entries(input))
+    if (k !== 'clear_panel_password')
+      v[k] = k === 'panel_password' ? (raw === '' || raw == null ? undefined : raw) : trimmed(raw);
   if (existing) v.name = existing.name;
   if (typeof v.name === 'string') v.name = v.name.toLowerCase().replace(/\.$/, '');
   for (const k of ['imap_host', 'smtp_host', 'panel_host']) if (typeof v[k] === 'string') v[k] = v[k].toLowerCase();
-  for (const k of ['imap_security', 'smtp_security', 'panel_type']) if (typeof v[k] === 'string') v[k] = v[k].toLowerCase();
+  for (const k of ['imap_security', 'smtp_security', 'panel_type'])
+    if (typeof v[k] === 'string') v[k] = v[k].toLowerCase();
   v.imap_security ??= 'ssl';
   v.smtp_security ??= 'ssl';
   v.imap_port ??= defaultPort('imap', v.imap_security);
   v.smtp_port ??= defaultPort('smtp', v.smtp_security);
   if (typeof v.panel_ssl === 'string') v.panel_ssl = !['false', '0', 'no', 'off'].includes(v.panel_ssl.toLowerCase());
   const panel = v.panel_type !== undefined && v.panel_type !== null;
-  if (!panel) for (const k of ['panel_host', 'panel_port', 'panel_user', 'panel_password', 'panel_ssh_key_path', 'panel_ssl']) delete v[k];
+  if (!panel)
+    for (const k of ['panel_host', 'panel_port', 'panel_user', 'panel_password', 'panel_ssh_key_path', 'panel_ssl'])
+      delete v[k];
   else {
     if (PANEL_TYPES.includes(v.panel_type)) v.panel_port ??= PANEL_DEFAULT_PORT[v.panel_type as PanelType];
     v.panel_ssl ??= true;
@@ -118,17 +171,28 @@ function normalise(input: DomainInput, existing?: Record<string, any>): Record<s
   for (const k of Object.keys(v)) if (v[k] === undefined) delete v[k];
   const fn = compile(queryAjv, DOMAIN_SCHEMA);
   const errors: FieldErrors = fn(v) ? {} : toFieldErrors(fn.errors);
-  if (typeof v.name === 'string' && !errors.name && !DOMAIN_NAME.test(v.name)) errors.name = ['The name field must be a domain name such as example.com.'];
+  if (typeof v.name === 'string' && !errors.name && !DOMAIN_NAME.test(v.name))
+    errors.name = ['The name field must be a domain name such as example.com.'];
   for (const k of ['imap_host', 'smtp_host', 'panel_host']) checkHost(errors, k, v[k]);
   if (panel) {
-    if (!v.panel_host && !errors.panel_host) errors.panel_host = ['The panel host field is required when a panel type is chosen.'];
-    if (!v.panel_user && !errors.panel_user) errors.panel_user = ['The panel user field is required when a panel type is chosen.'];
-    if (typeof v.panel_ssh_key_path === 'string' && !errors.panel_ssh_key_path && (!v.panel_ssh_key_path.startsWith('/') || /[\0\r\n]/.test(v.panel_ssh_key_path))) {
+    if (!v.panel_host && !errors.panel_host)
+      errors.panel_host = ['The panel host field is required when a panel type is chosen.'];
+    if (!v.panel_user && !errors.panel_user)
+      errors.panel_user = ['The panel user field is required when a panel type is chosen.'];
+    if (
+      typeof v.panel_ssh_key_path === 'string' &&
+      !errors.panel_ssh_key_path &&
+      (!v.panel_ssh_key_path.startsWith('/') || /[\0\r\n]/.test(v.panel_ssh_key_path))
+    ) {
       errors.panel_ssh_key_path = ['The panel ssh key path field must be an absolute file path.'];
     }
-    const hasPassword = v.panel_password !== undefined || (!!existing?.panel_password_enc && !input.clear_panel_password);
+    const hasPassword =
+      v.panel_password !== undefined || (!!existing?.panel_password_enc && !input.clear_panel_password);
     if (v.panel_type === 'hestia') {
-      if (!v.panel_ssh_key_path && !hasPassword && !errors.panel_ssh_key_path) errors.panel_ssh_key_path = ['The panel ssh key path field is required for hestia unless a panel password is given.'];
+      if (!v.panel_ssh_key_path && !hasPassword && !errors.panel_ssh_key_path)
+        errors.panel_ssh_key_path = [
+          'The panel ssh key path field is required for hestia unless a panel password is given.',
+        ];
     } else if (PANEL_TYPES.includes(v.panel_type) && !hasPassword && !errors.panel_password) {
       errors.panel_password = [`The panel password field is required for ${v.panel_type}.`];
     }
@@ -137,7 +201,12 @@ function normalise(input: DomainInput, existing?: Record<string, any>): Record<s
   return v;
 }
 
-function columns(appKey: Buffer, v: Record<string, any>, existing?: Record<string, any>, clearPassword = false): Record<string, unknown> {
+function columns(
+  appKey: Buffer,
+  v: Record<string, any>,
+  existing?: Record<string, any>,
+  clearPassword = false,
+): Record<string, unknown> {
   const panel = !!v.panel_type;
   let sealed: string | null = null;
   if (panel) {
@@ -145,30 +214,55 @@ function columns(appKey: Buffer, v: Record<string, any>, existing?: Record<strin
     else if (existing && !clearPassword) sealed = existing.panel_password_enc ?? null;
   }
   return {
-    name: v.name, imap_host: v.imap_host, imap_port: v.imap_port, imap_security: v.imap_security,
-    smtp_host: v.smtp_host, smtp_port: v.smtp_port, smtp_security: v.smtp_security,
-    panel_type: panel ? v.panel_type : null, panel_host: panel ? v.panel_host : null, panel_port: panel ? v.panel_port : null,
-    panel_user: panel ? v.panel_user : null, panel_password_enc: sealed, panel_ssh_key_path: panel ? v.panel_ssh_key_path ?? null : null,
+    name: v.name,
+    imap_host: v.imap_host,
+    imap_port: v.imap_port,
+    imap_security: v.imap_security,
+    smtp_host: v.smtp_host,
+    smtp_port: v.smtp_port,
+    smtp_security: v.smtp_security,
+    panel_type: panel ? v.panel_type : null,
+    panel_host: panel ? v.panel_host : null,
+    panel_port: panel ? v.panel_port : null,
+    panel_user: panel ? v.panel_user : null,
+    panel_password_enc: sealed,
+    panel_ssh_key_path: panel ? (v.panel_ssh_key_path ?? null) : null,
     panel_ssl: panel ? v.panel_ssl : true,
   };
 }
 
 function domainView(r: Record<string, any>): DomainView {
   return {
-    id: r.id, name: r.name,
-    imap_host: r.imap_host, imap_port: r.imap_port, imap_security: r.imap_security,
-    smtp_host: r.smtp_host, smtp_port: r.smtp_port, smtp_security: r.smtp_security,
-    panel: r.panel_type ? {
-      type: r.panel_type, host: r.panel_host, port: r.panel_port, user: r.panel_user, ssh_key_path: r.panel_ssh_key_path ?? null,
-      ssl: !!r.panel_ssl, password: r.panel_password_enc ? 'set' : 'not set',
-    } : null,
+    id: r.id,
+    name: r.name,
+    imap_host: r.imap_host,
+    imap_port: r.imap_port,
+    imap_security: r.imap_security,
+    smtp_host: r.smtp_host,
+    smtp_port: r.smtp_port,
+    smtp_security: r.smtp_security,
+    panel: r.panel_type
+      ? {
+          type: r.panel_type,
+          host: r.panel_host,
+          port: r.panel_port,
+          user: r.panel_user,
+          ssh_key_path: r.panel_ssh_key_path ?? null,
+          ssl: !!r.panel_ssl,
+          password: r.panel_password_enc ? 'set' : 'not set',
+        }
+      : null,
     mailbox_count: Number(r.mailbox_count ?? 0),
-    created_at: new Date(r.created_at).toISOString(), updated_at: new Date(r.updated_at).toISOString(),
+    created_at: new Date(r.created_at).toISOString(),
+    updated_at: new Date(r.updated_at).toISOString(),
   };
 }
 
 function domainQuery(knex: Knex | Knex.Transaction) {
-  return knex('mail_domains as d').select('d.*', knex.raw('(SELECT count(*) FROM mail_mailboxes m WHERE m.domain_id = d.id)::int AS mailbox_count'));
+  return knex('mail_domains as d').select(
+    'd.*',
+    knex.raw('(SELECT count(*) FROM mail_mailboxes m WHERE m.domain_id = d.id)::int AS mailbox_count'),
+  );
 }
 
 /**
@@ -178,12 +272,14 @@ function domainQuery(knex: Knex | Knex.Transaction) {
  */
 export async function addDomain(knex: Knex, appKey: Buffer, input: DomainInput): Promise<DomainView> {
   const v = normalise(input);
-  if (await knex('mail_domains').where({ name: v.name }).first('id')) throw new ValidationFailed({ name: ['This domain is already registered.'] });
+  if (await knex('mail_domains').where({ name: v.name }).first('id'))
+    throw new ValidationFailed({ name: ['This domain is already registered.'] });
   try {
     const [row] = await knex('mail_domains').insert(columns(appKey, v)).returning('id');
     return (await getDomain(knex, row.id))!;
   } catch (e) {
-    if ((e as { code?: string }).code === '23505') throw new ValidationFailed({ name: ['This domain is already registered.'] });
+    if ((e as { code?: string }).code === '23505')
+      throw new ValidationFailed({ name: ['This domain is already registered.'] });
     throw e;
   }
 }
@@ -197,7 +293,9 @@ export async function updateDomain(knex: Knex, appKey: Buffer, id: number, input
   const existing = await knex('mail_domains').where({ id }).first();
   if (!existing) throw new NotFound('Domain');
   const v = normalise(input, existing);
-  await knex('mail_domains').where({ id }).update({ ...columns(appKey, v, existing, !!input.clear_panel_password), updated_at: knex.fn.now() });
+  await knex('mail_domains')
+    .where({ id })
+    .update({ ...columns(appKey, v, existing, !!input.clear_panel_password), updated_at: knex.fn.now() });
   return (await getDomain(knex, id))!;
 }
 
@@ -224,18 +322,36 @@ export async function getDomainByName(knex: Knex, name: string): Promise<DomainV
  * @returns null when the domain has no panel
  * @throws NotFound for an unknown domain; Error when the sealed password does not open with this key
  */
-export async function domainPanelConfig(knex: Knex, appKey: Buffer, domainId: number): Promise<DomainPanelConfig | null> {
+export async function domainPanelConfig(
+  knex: Knex,
+  appKey: Buffer,
+  domainId: number,
+): Promise<DomainPanelConfig | null> {
   const r = await knex('mail_domains').where({ id: domainId }).first();
   if (!r) throw new NotFound('Domain');
   if (!r.panel_type) return null;
-  const cfg: DomainPanelConfig = { type: r.panel_type, host: r.panel_host, port: r.panel_port, user: r.panel_user, ssl: !!r.panel_ssl };
+  const cfg: DomainPanelConfig = {
+    type: r.panel_type,
+    host: r.panel_host,
+    port: r.panel_port,
+    user: r.panel_user,
+    ssl: !!r.panel_ssl,
+  };
   if (r.panel_password_enc) cfg.password = open(appKey, r.panel_password_enc, PANEL_PASSWORD_AAD);
   if (r.panel_ssh_key_path) cfg.ssh_key_path = r.panel_ssh_key_path;
   return cfg;
 }
 
 function mailboxView(r: Record<string, any>): MailboxView {
-  return { id: r.id, domain_id: r.domain_id, domain: r.domain, email: r.email, local_part: r.local_part, display_name: r.display_name ?? null, created_at: new Date(r.created_at).toISOString() };
+  return {
+    id: r.id,
+    domain_id: r.domain_id,
+    domain: r.domain,
+    email: r.email,
+    local_part: r.local_part,
+    display_name: r.display_name ?? null,
+    created_at: new Date(r.created_at).toISOString(),
+  };
 }
 
 /**
@@ -244,7 +360,10 @@ function mailboxView(r: Record<string, any>): MailboxView {
  * @param input either `email` (its domain must be registered) or `domainId` + `local_part`
  * @throws ValidationFailed (422) with field errors (email / local_part / domain / display_name)
  */
-export async function addMailbox(knex: Knex, input: { email?: unknown; domainId?: number; local_part?: unknown; display_name?: unknown }): Promise<MailboxView> {
+export async function addMailbox(
+  knex: Knex,
+  input: { email?: unknown; domainId?: number; local_part?: unknown; display_name?: unknown },
+): Promise<MailboxView> {
   let domain: DomainView | null;
   let local: string;
   const field = input.email !== undefined ? 'email' : 'local_part';
@@ -262,14 +381,23 @@ export async function addMailbox(knex: Knex, input: { email?: unknown; domainId?
     local = typeof input.local_part === 'string' ? input.local_part.trim().toLowerCase() : '';
     if (!local) throw new ValidationFailed({ local_part: ['The local part field is required.'] });
   }
-  if (!LOCAL_PART.test(local)) throw new ValidationFailed({ [field]: ['The local part may contain letters, digits and !#$%&\'*+/=?^_`{|}~.- (at most 64, no leading, trailing or double dots).'] });
-  const display = typeof input.display_name === 'string' && input.display_name.trim() ? input.display_name.trim() : null;
-  if (display && display.length > 190) throw new ValidationFailed({ display_name: ['The display name field must not be greater than 190 characters.'] });
+  if (!LOCAL_PART.test(local))
+    throw new ValidationFailed({
+      [field]: [
+        "The local part may contain letters, digits and !#$%&'*+/=?^_`{|}~.- (at most 64, no leading, trailing or double dots).",
+      ],
+    });
+  const display =
+    typeof input.display_name === 'string' && input.display_name.trim() ? input.display_name.trim() : null;
+  if (display && display.length > 190)
+    throw new ValidationFailed({ display_name: ['The display name field must not be greater than 190 characters.'] });
   const email = `${local}@${domain.name}`;
   const taken = () => new ValidationFailed({ [field]: [`The mailbox ${email} is already registered.`] });
   if (await knex('mail_mailboxes').where({ email }).first('id')) throw taken();
   try {
-    const [row] = await knex('mail_mailboxes').insert({ domain_id: domain.id, email, local_part: local, display_name: display }).returning('*');
+    const [row] = await knex('mail_mailboxes')
+      .insert({ domain_id: domain.id, email, local_part: local, display_name: display })
+      .returning('*');
     return mailboxView({ ...row, domain: domain.name });
   } catch (e) {
     if ((e as { code?: string }).code === '23505') throw taken();
@@ -279,8 +407,11 @@ export async function addMailbox(knex: Knex, input: { email?: unknown; domainId?
 
 /** Lists a domain's mailboxes by address. */
 export async function listMailboxes(knex: Knex, domainId: number): Promise<MailboxView[]> {
-  const rows = await knex('mail_mailboxes as m').join('mail_domains as d', 'd.id', 'm.domain_id')
-    .where('m.domain_id', domainId).select('m.*', 'd.name as domain').orderBy('m.email');
+  const rows = await knex('mail_mailboxes as m')
+    .join('mail_domains as d', 'd.id', 'm.domain_id')
+    .where('m.domain_id', domainId)
+    .select('m.*', 'd.name as domain')
+    .orderBy('m.email');
   return rows.map(mailboxView);
 }
 
@@ -288,6 +419,9 @@ export async function listMailboxes(knex: Knex, domainId: number): Promise<Mailb
 export async function findMailboxesByEmail(knex: Knex, emails: string[]): Promise<MailboxView[]> {
   const list = [...new Set(emails.map((e) => e.trim().toLowerCase()).filter(Boolean))];
   if (!list.length) return [];
-  const rows = await knex('mail_mailboxes as m').join('mail_domains as d', 'd.id', 'm.domain_id').whereIn('m.email', list).select('m.*', 'd.name as domain');
+  const rows = await knex('mail_mailboxes as m')
+    .join('mail_domains as d', 'd.id', 'm.domain_id')
+    .whereIn('m.email', list)
+    .select('m.*', 'd.name as domain');
   return rows.map(mailboxView);
 }

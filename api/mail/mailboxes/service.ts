@@ -9,7 +9,11 @@ import type { EmailDetail, EmailSummary, MailboxCredentials } from '../../../job
  */
 
 /** Mailbox list item (document 3). */
-export interface MailboxListItem { email: string; imap_host: string; smtp_host: string }
+export interface MailboxListItem {
+  email: string;
+  imap_host: string;
+  smtp_host: string;
+}
 
 /**
  * The mailboxes an API key may use, ordered by address.
@@ -17,9 +21,12 @@ export interface MailboxListItem { email: string; imap_host: string; smtp_host: 
  */
 export async function listKeyMailboxes(knex: Knex, key: ApiKeyInfo): Promise<MailboxListItem[]> {
   if (!key.mailboxes.length) return [];
-  return knex('mail_mailboxes as m').join('mail_domains as d', 'd.id', 'm.domain_id')
-    .whereIn('m.email', key.mailboxes).where('m.domain_id', key.domain_id)
-    .orderBy('m.email').select('m.email', 'd.imap_host', 'd.smtp_host');
+  return knex('mail_mailboxes as m')
+    .join('mail_domains as d', 'd.id', 'm.domain_id')
+    .whereIn('m.email', key.mailboxes)
+    .where('m.domain_id', key.domain_id)
+    .orderBy('m.email')
+    .select('m.email', 'd.imap_host', 'd.smtp_host');
 }
 
 /**
@@ -38,9 +45,25 @@ export function summaryShape(e: EmailSummary) {
 /** E-mail detail (document 3 fields + to, cc, date, in_reply_to, reply_to, text, html, attachments metadata). */
 export function detailShape(e: EmailDetail) {
   return {
-    id: e.id, from: e.from, to: e.to, cc: e.cc, subject: e.subject, date: e.date, message_id: e.message_id,
-    references: e.references, in_reply_to: e.in_reply_to, reply_to: e.reply_to, body_raw: e.body_raw, text: e.text, html: e.html,
-    attachments: e.attachments.map((a) => ({ filename: a.filename, content_type: a.content_type, size: a.size, content_id: a.content_id })),
+    id: e.id,
+    from: e.from,
+    to: e.to,
+    cc: e.cc,
+    subject: e.subject,
+    date: e.date,
+    message_id: e.message_id,
+    references: e.references,
+    in_reply_to: e.in_reply_to,
+    reply_to: e.reply_to,
+    body_raw: e.body_raw,
+    text: e.text,
+    html: e.html,
+    attachments: e.attachments.map((a) => ({
+      filename: a.filename,
+      content_type: a.content_type,
+      size: a.size,
+      content_id: a.content_id,
+    })),
   };
 }
 
@@ -50,6 +73,8 @@ export function detailShape(e: EmailDetail) {
  */
 export function requestSignal(res: import('node:http').ServerResponse): AbortSignal {
   const ac = new AbortController();
-  res.once('close', () => { if (!res.writableFinished) ac.abort(new Error('client closed the request')); });
+  res.once('close', () => {
+    if (!res.writableFinished) ac.abort(new Error('client closed the request'));
+  });
   return ac.signal;
 }

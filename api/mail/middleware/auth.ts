@@ -26,7 +26,8 @@ export function apiKeyAuth() {
  */
 export function requireScope(scope: MailScope) {
   return async (ctx: MailContext, next: Next): Promise<void> => {
-    if (!ctx.state.key?.scopes.includes(scope)) throw new MailApiError('forbidden', `The API key lacks the scope ${scope}.`);
+    if (!ctx.state.key?.scopes.includes(scope))
+      throw new MailApiError('forbidden', `The API key lacks the scope ${scope}.`);
     return next();
   };
 }

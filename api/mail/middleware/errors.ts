@@ -28,10 +28,13 @@ const MAIL_CODE: Record<string, MailErrorCode> = {
  * @param thrown the original value (decides whether its own message may be shown)
  */
 export function writeMailError(ctx: MailContext, err: HttpError, thrown: unknown): void {
-  const code = (err.code in MAIL_ERRORS ? err.code : MAIL_CODE[err.code] ?? 'server_error') as MailErrorCode;
+  const code = (err.code in MAIL_ERRORS ? err.code : (MAIL_CODE[err.code] ?? 'server_error')) as MailErrorCode;
   const ownMessage = thrown instanceof MailApiError || (code === 'invalid_request' && err.errors);
   const body: Record<string, unknown> = {
-    ok: false, error: code, message: ownMessage ? err.message : MAIL_ERRORS[code].message, ...err.extra,
+    ok: false,
+    error: code,
+    message: ownMessage ? err.message : MAIL_ERRORS[code].message,
+    ...err.extra,
   };
   if (err.errors) body.errors = err.errors;
   if (code === 'server_error') body.request_id = ctx.state.requestId;
@@ -48,7 +51,9 @@ export function mailErrorsAndLogging() {
   return requestLog<MailContext>({
     writeError: writeMailError,
     logFields: (ctx) => ({ key_id: ctx.state.key?.id ?? null }),
-    start: (ctx) => { ctx.state.secrets = []; },
+    start: (ctx) => {
+      ctx.state.secrets = [];
+    },
     loggableError: (ctx, thrown) => safeError(thrown, ctx.state.secrets ?? []),
     finally: (ctx) => {
       ctx.state.mailboxPassword = undefined;
@@ -69,10 +74,12 @@ export function safeError(e: unknown, secrets: string[]): unknown {
     return out;
   };
   const walk = (x: unknown, depth: number): unknown => {
-    if (!(x instanceof Error)) return scrub(typeof x === 'object' ? JSON.stringify(x) ?? '' : x);
+    if (!(x instanceof Error)) return scrub(typeof x === 'object' ? (JSON.stringify(x) ?? '') : x);
     const o = x as Error & { code?: unknown; cause?: unknown };
     return {
-      type: o.name, message: scrub(o.message), stack: scrub(o.stack ?? ''),
+      type: o.name,
+      message: scrub(o.message),
+      stack: scrub(o.stack ?? ''),
       ...(o.code !== undefined ? { code: scrub(o.code) } : {}),
       ...(o.cause !== undefined && depth < 3 ? { cause: walk(o.cause, depth + 1) } : {}),
     };

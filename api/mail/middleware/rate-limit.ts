@@ -17,7 +17,12 @@ export const DEFAULT_MAIL_RATE_LIMIT = { points: 120, durationSeconds: 60 } as c
  * @param opts points per window, window length in seconds, key prefix (default `rl:mailkey`)
  */
 export function keyRateLimit(redis: Redis, opts: { points: number; durationSeconds: number; keyPrefix?: string }) {
-  const limiter = new RateLimiterRedis({ storeClient: redis, points: opts.points, duration: opts.durationSeconds, keyPrefix: opts.keyPrefix ?? 'rl:mailkey' });
+  const limiter = new RateLimiterRedis({
+    storeClient: redis,
+    points: opts.points,
+    duration: opts.durationSeconds,
+    keyPrefix: opts.keyPrefix ?? 'rl:mailkey',
+  });
   const headers = (res: RateLimiterRes): Record<string, string> => ({
     'X-RateLimit-Limit': String(opts.points),
     'X-RateLimit-Remaining': String(Math.max(0, res.remainingPoints)),

@@ -12,15 +12,40 @@ import type { MailContext, ResolvedMailbox } from '../context.js';
  */
 export function resolveMailbox() {
   return async (ctx: MailContext, next: Next): Promise<void> => {
-    const email = String(ctx.params.mailbox ?? '').trim().toLowerCase();
-    const row = email.length > 0 && email.length <= 320
-      ? await ctx.deps.knex('mail_mailboxes as m').join('mail_domains as d', 'd.id', 'm.domain_id').where('m.email', email)
-        .first('m.id', 'm.email', 'm.domain_id', 'd.name as domain', 'd.imap_host', 'd.imap_port', 'd.imap_security', 'd.smtp_host', 'd.smtp_port', 'd.smtp_security')
-      : undefined;
-    if (!row) throw new MailApiError('mailbox_not_found', `The mailbox ${email || '(empty)'} is not registered in the service.`);
-    if (!ctx.state.key?.mailboxes.includes(row.email)) throw new MailApiError('mailbox_not_allowed', `The API key may not access the mailbox ${row.email}.`);
+    const email = String(ctx.params.mailbox ?? '')
+      .trim()
+      .toLowerCase();
+    const row =
+      email.length > 0 && email.length <= 320
+        ? await ctx.deps
+            .knex('mail_mailboxes as m')
+            .join('mail_domains as d', 'd.id', 'm.domain_id')
+            .where('m.email', email)
+            .first(
+              'm.id',
+              'm.email',
+              'm.domain_id',
+              'd.name as domain',
+              'd.imap_host',
+              'd.imap_port',
+              'd.imap_security',
+              'd.smtp_host',
+              'd.smtp_port',
+              'd.smtp_security',
+            )
+        : undefined;
+    if (!row)
+      throw new MailApiError(
+        'mailbox_not_found',
+        `The mailbox ${email || '(empty)'} is not registered in the service.`,
+      );
+    if (!ctx.state.key?.mailboxes.includes(row.email))
+      throw new MailApiError('mailbox_not_allowed', `The API key may not access the mailbox ${row.email}.`);
     const mailbox: ResolvedMailbox = {
-      id: row.id, email: row.email, domain_id: row.domain_id, domain: row.domain,
+      id: row.id,
+      email: row.email,
+      domain_id: row.domain_id,
+      domain: row.domain,
       imap: { host: row.imap_host, port: row.imap_port, security: row.imap_security },
       smtp: { host: row.smtp_host, port: row.smtp_port, security: row.smtp_security },
     };
@@ -36,12 +61,21 @@ export function resolveMailbox() {
  */
 export function resolveDomain() {
   return async (ctx: MailContext, next: Next): Promise<void> => {
-    const name = String(ctx.params.domain ?? '').trim().toLowerCase().replace(/\.$/, '');
-    const row = name.length > 0 && name.length <= 253
-      ? await ctx.deps.knex('mail_domains').where('name', name).first('id', 'name', 'imap_host', 'imap_port', 'smtp_host', 'smtp_port', 'panel_type')
-      : undefined;
-    if (!row) throw new MailApiError('domain_not_found', `The domain ${name || '(empty)'} is not registered in the service.`);
-    if (row.id !== ctx.state.key?.domain_id) throw new MailApiError('domain_not_allowed', `The API key may not create mailboxes in ${row.name}.`);
+    const name = String(ctx.params.domain ?? '')
+      .trim()
+      .toLowerCase()
+      .replace(/\.$/, '');
+    const row =
+      name.length > 0 && name.length <= 253
+        ? await ctx.deps
+            .knex('mail_domains')
+            .where('name', name)
+            .first('id', 'name', 'imap_host', 'imap_port', 'smtp_host', 'smtp_port', 'panel_type')
+        : undefined;
+    if (!row)
+      throw new MailApiError('domain_not_found', `The domain ${name || '(empty)'} is not registered in the service.`);
+    if (row.id !== ctx.state.key?.domain_id)
+      throw new MailApiError('domain_not_allowed', `The API key may not create mailboxes in ${row.name}.`);
     ctx.state.domain = row;
     return next();
   };

@@ -16,12 +16,22 @@ export const OPERATOR_SESSION_TTL_MS = 12 * 3600 * 1000;
 export const OPERATOR_PASSWORD_MIN = 10;
 
 /** An operator as shown by the dashboard and the CLI (never the hash). */
-export interface OperatorView { id: number; email: string; name: string; created_at: string }
+export interface OperatorView {
+  id: number;
+  email: string;
+  name: string;
+  created_at: string;
+}
 
 /** A verified dashboard session. */
-export interface OperatorSession { sessionId: number; operator: OperatorView; expiresAt: Date }
+export interface OperatorSession {
+  sessionId: number;
+  operator: OperatorView;
+  expiresAt: Date;
+}
 
-const EMAIL = /^[^\s@]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const EMAIL =
+  /^[^\s@]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
 function view(r: { id: number; email: string; name: string; created_at: Date | string }): OperatorView {
   return { id: Number(r.id), email: r.email, name: r.name, created_at: new Date(r.created_at).toISOString() };
@@ -35,7 +45,10 @@ function view(r: { id: number; email: string; name: string; created_at: Date | s
  * @returns the operator (no hash)
  * @throws ValidationFailed (422) with field errors (email, password, name), including a taken e-mail
  */
-export async function createOperator(knex: Knex, input: { email?: unknown; password?: unknown; name?: unknown }): Promise<OperatorView> {
+export async function createOperator(
+  knex: Knex,
+  input: { email?: unknown; password?: unknown; name?: unknown },
+): Promise<OperatorView> {
   const errors: FieldErrors = {};
   const email = typeof input.email === 'string' ? input.email.trim() : '';
   const password = typeof input.password === 'string' ? input.password : '';
@@ -43,7 +56,8 @@ export async function createOperator(knex: Knex, input: { email?: unknown; passw
   if (!email) errors.email = ['The email field is required.'];
   else if (email.length > 190 || !EMAIL.test(email)) errors.email = ['The email field must be a valid email address.'];
   if (!password) errors.password = ['The password field is required.'];
-  else if (password.length < OPERATOR_PASSWORD_MIN) errors.password = [`The password field must be at least ${OPERATOR_PASSWORD_MIN} characters.`];
+  else if (password.length < OPERATOR_PASSWORD_MIN)
+    errors.password = [`The password field must be at least ${OPERATOR_PASSWORD_MIN} characters.`];
   else if (password.length > 1024) errors.password = ['The password field must not be greater than 1024 characters.'];
   if (name && name.length > 190) errors.name = ['The name field must not be greater than 190 characters.'];
   if (Object.keys(errors).length) throw new ValidationFailed(errors);
@@ -52,10 +66,13 @@ export async function createOperator(knex: Knex, input: { email?: unknown; passw
   }
   const password_hash = await hashPassword(password);
   try {
-    const [row] = await knex('mail_operators').insert({ email, name, password_hash }).returning(['id', 'email', 'name', 'created_at']);
+    const [row] = await knex('mail_operators')
+      .insert({ email, name, password_hash })
+      .returning(['id', 'email', 'name', 'created_at']);
     return view(row);
   } catch (e) {
-    if ((e as { code?: string }).code === '23505') throw new ValidationFailed({ email: ['An operator with this email already exists.'] });
+    if ((e as { code?: string }).code === '23505')
+      throw new ValidationFailed({ email: ['An operator with this email already exists.'] });
     throw e;
   }
 }
@@ -74,8 +91,13 @@ let dummyHash: Promise<string> | null = null;
  * @returns the plain session token (cookie value; stored as SHA-256 only), its expiry and the
  *   operator; null for an unknown e-mail or a wrong password (the caller cannot tell which)
  */
-export async function loginOperator(knex: Knex, input: { email: string; password: string }): Promise<{ token: string; expiresAt: Date; operator: OperatorView } | null> {
-  const row = input.email ? await knex('mail_operators').whereRaw('lower(email) = lower(?)', [input.email.trim()]).first() : null;
+export async function loginOperator(
+  knex: Knex,
+  input: { email: string; password: string },
+): Promise<{ token: string; expiresAt: Date; operator: OperatorView } | null> {
+  const row = input.email
+    ? await knex('mail_operators').whereRaw('lower(email) = lower(?)', [input.email.trim()]).first()
+    : null;
   if (!row) {
     dummyHash ??= hashPassword('not-a-real-password');
     await verifyPassword(await dummyHash, input.password ?? '');
@@ -87,7 +109,12 @@ export async function loginOperator(knex: Knex, input: { email: string; password
     const { rows } = await trx.raw(`SELECT nextval(pg_get_serial_sequence('mail_operator_sessions', 'id')) AS id`);
     const id = Number(rows[0].id);
     const minted = mintToken('operator', id);
-    await trx('mail_operator_sessions').insert({ id, operator_id: row.id, token_hash: minted.hash, expires_at: expiresAt });
+    await trx('mail_operator_sessions').insert({
+      id,
+      operator_id: row.id,
+      token_hash: minted.hash,
+      expires_at: expiresAt,
+    });
     return minted.token;
   });
   return { token, expiresAt, operator: view(row) };
@@ -99,23 +126,42 @@ export async function loginOperator(knex: Knex, input: { email: string; password
  * Writes last_used_at at most once a minute.
  * @returns the session, or null (-> the dashboard redirects to /login)
  */
-export async function verifyOperatorSession(knex: Knex, raw: string | null | undefined): Promise<OperatorSession | null> {
+export async function verifyOperatorSession(
+  knex: Knex,
+  raw: string | null | undefined,
+): Promise<OperatorSession | null> {
   const parsed = parseToken(raw);
   if (!parsed || parsed.kind !== 'operator') return null;
-  const row = await knex('mail_operator_sessions as s').join('mail_operators as o', 'o.id', 's.operator_id')
-    .where('s.id', parsed.id).whereNull('s.revoked_at').where('s.expires_at', '>', knex.fn.now())
-    .first('s.id', 's.token_hash', 's.expires_at', 's.last_used_at', 'o.id as operator_id', 'o.email', 'o.name', 'o.created_at');
+  const row = await knex('mail_operator_sessions as s')
+    .join('mail_operators as o', 'o.id', 's.operator_id')
+    .where('s.id', parsed.id)
+    .whereNull('s.revoked_at')
+    .where('s.expires_at', '>', knex.fn.now())
+    .first(
+      's.id',
+      's.token_hash',
+      's.expires_at',
+      's.last_used_at',
+      'o.id as operator_id',
+      'o.email',
+      'o.name',
+      'o.created_at',
+    );
   if (!row || !tokenMatches(parsed.token, row.token_hash)) return null;
   if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > 60_000) {
     await knex('mail_operator_sessions').where({ id: row.id }).update({ last_used_at: knex.fn.now() });
   }
   return {
-    sessionId: Number(row.id), expiresAt: new Date(row.expires_at),
+    sessionId: Number(row.id),
+    expiresAt: new Date(row.expires_at),
     operator: view({ id: row.operator_id, email: row.email, name: row.name, created_at: row.created_at }),
   };
 }
 
 /** Ends a session (logout). Unknown or already revoked sessions are ignored. */
 export async function revokeOperatorSession(knex: Knex, sessionId: number): Promise<void> {
-  await knex('mail_operator_sessions').where({ id: sessionId }).whereNull('revoked_at').update({ revoked_at: knex.fn.now() });
+  await knex('mail_operator_sessions')
+    .where({ id: sessionId })
+    .whereNull('revoked_at')
+    .update({ revoked_at: knex.fn.now() });
 }

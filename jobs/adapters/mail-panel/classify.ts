@@ -8,7 +8,8 @@ import type { PanelFailureKind } from './types.js';
  */
 
 const EXISTS = /already exists?|exists already|already in use|already taken/i;
-const AUTH = /access denied|permission denied|unauthori[sz]ed|not authori[sz]ed|invalid (api )?token|token (is )?(invalid|expired)|login failed|authentication failed|incorrect (user(name)?|password)|not logged in|you do not have (the )?(permission|access|privilege)|does not belong to you/i;
+const AUTH =
+  /access denied|permission denied|unauthori[sz]ed|not authori[sz]ed|invalid (api )?token|token (is )?(invalid|expired)|login failed|authentication failed|incorrect (user(name)?|password)|not logged in|you do not have (the )?(permission|access|privilege)|does not belong to you/i;
 const RATE = /too many requests|rate.?limit|slow down/i;
 const TRANSIENT = /temporar(il)?y|try again|timed? ?out|service unavailable|is locked|server is busy|load average/i;
 
@@ -38,7 +39,8 @@ export function panelErrorText(body: unknown): string {
   if (typeof body === 'string') push(body.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' '));
   else if (body && typeof body === 'object') {
     const o = body as Record<string, unknown>;
-    const inner = o.result && typeof o.result === 'object' && !Array.isArray(o.result) ? (o.result as Record<string, unknown>) : o;
+    const inner =
+      o.result && typeof o.result === 'object' && !Array.isArray(o.result) ? (o.result as Record<string, unknown>) : o;
     push(inner.errors);
     push(inner.text);
     push(inner.details);
@@ -70,14 +72,35 @@ export function classifyHttpFailure(status: number, body: unknown): PanelFailure
 }
 
 const TRANSIENT_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EHOSTUNREACH', 'EHOSTDOWN', 'ENETUNREACH',
-  'ENETDOWN', 'EPIPE', 'EAI_AGAIN', 'ESOCKETTIMEDOUT', 'EADDRNOTAVAIL',
-  'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED', 'UND_ERR_ABORTED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ESOCKETTIMEDOUT',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_ABORTED',
 ]);
 const PERMANENT_CODES = new Set([
-  'ENOTFOUND', 'ENOENT', 'EACCES', 'EISDIR', 'EPERM', 'ERR_INVALID_URL', 'UND_ERR_INVALID_ARG',
-  'ERR_INVALID_ARG_VALUE', 'ERR_INVALID_ARG_TYPE',
+  'ENOTFOUND',
+  'ENOENT',
+  'EACCES',
+  'EISDIR',
+  'EPERM',
+  'ERR_INVALID_URL',
+  'UND_ERR_INVALID_ARG',
+  'ERR_INVALID_ARG_VALUE',
+  'ERR_INVALID_ARG_TYPE',
 ]);
 
 /**
@@ -131,9 +154,27 @@ export function parseRetryAfter(value: string | null | undefined, now: number = 
 
 /** HestiaCP's return codes (func/main.sh). */
 export const HESTIA_EXIT = {
-  OK: 0, E_ARGS: 1, E_INVALID: 2, E_NOTEXIST: 3, E_EXISTS: 4, E_SUSPENDED: 5, E_UNSUSPENDED: 6,
-  E_INUSE: 7, E_LIMIT: 8, E_PASSWORD: 9, E_FORBIDEN: 10, E_DISABLED: 11, E_PARSING: 12, E_DISK: 13,
-  E_LA: 14, E_CONNECT: 15, E_FTP: 16, E_DB: 17, E_RRD: 18, E_UPDATE: 19, E_RESTART: 20,
+  OK: 0,
+  E_ARGS: 1,
+  E_INVALID: 2,
+  E_NOTEXIST: 3,
+  E_EXISTS: 4,
+  E_SUSPENDED: 5,
+  E_UNSUSPENDED: 6,
+  E_INUSE: 7,
+  E_LIMIT: 8,
+  E_PASSWORD: 9,
+  E_FORBIDEN: 10,
+  E_DISABLED: 11,
+  E_PARSING: 12,
+  E_DISK: 13,
+  E_LA: 14,
+  E_CONNECT: 15,
+  E_FTP: 16,
+  E_DB: 17,
+  E_RRD: 18,
+  E_UPDATE: 19,
+  E_RESTART: 20,
 } as const;
 
 /** Exit code of the adapter's own wrapper when the remote temp file cannot be written (EX_TEMPFAIL). */
@@ -162,7 +203,12 @@ export function redactSecrets(text: string, secrets: ReadonlyArray<string | null
   let out = text;
   for (const s of secrets) {
     if (typeof s !== 'string' || s.length < 3) continue;
-    const forms = new Set([s, encodeURIComponent(s), new URLSearchParams({ s }).toString().slice(2), JSON.stringify(s).slice(1, -1)]);
+    const forms = new Set([
+      s,
+      encodeURIComponent(s),
+      new URLSearchParams({ s }).toString().slice(2),
+      JSON.stringify(s).slice(1, -1),
+    ]);
     for (const f of [...forms].sort((a, b) => b.length - a.length)) out = out.split(f).join('[redacted]');
   }
   return out;

@@ -55,10 +55,18 @@ export function cpanelAddPopForm(input: CreateMailboxInput): URLSearchParams {
 export function createCpanelPanel(cfg: MailPanelConfig, deps: HttpPanelDeps): MailPanel {
   const authorization = `cpanel ${cfg.user}:${cfg.password ?? ''}`;
 
-  async function uapi(fn: string, method: 'GET' | 'POST', params: URLSearchParams, signal: AbortSignal | undefined, secrets: string[] = []): Promise<UapiBody> {
+  async function uapi(
+    fn: string,
+    method: 'GET' | 'POST',
+    params: URLSearchParams,
+    signal: AbortSignal | undefined,
+    secrets: string[] = [],
+  ): Promise<UapiBody> {
     const path = `/execute/Email/${fn}`;
     const req: PanelHttpRequest = {
-      panel: 'cpanel', what: `Email/${fn}`, method,
+      panel: 'cpanel',
+      what: `Email/${fn}`,
+      method,
       url: method === 'GET' ? panelUrl(cfg, path, Object.fromEntries(params)) : panelUrl(cfg, path),
       headers: { authorization },
       signal,
@@ -81,11 +89,20 @@ export function createCpanelPanel(cfg: MailPanelConfig, deps: HttpPanelDeps): Ma
     async mailboxExists(domain, localPart, signal) {
       const a = assertValidAddress(domain, localPart, 'cpanel');
       const address = `${a.local_part}@${a.domain}`;
-      const body = await uapi('list_pops', 'GET', new URLSearchParams({ regex: `^${perlQuoteMeta(address)}$` }), signal);
+      const body = await uapi(
+        'list_pops',
+        'GET',
+        new URLSearchParams({ regex: `^${perlQuoteMeta(address)}$` }),
+        signal,
+      );
       const list = Array.isArray(body.data) ? body.data : [];
-      return list.some((item) => item && typeof item === 'object'
-        && typeof (item as { email?: unknown }).email === 'string'
-        && (item as { email: string }).email.toLowerCase() === address);
+      return list.some(
+        (item) =>
+          item &&
+          typeof item === 'object' &&
+          typeof (item as { email?: unknown }).email === 'string' &&
+          (item as { email: string }).email.toLowerCase() === address,
+      );
     },
 
     async testConnection(signal) {

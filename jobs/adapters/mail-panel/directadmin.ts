@@ -1,4 +1,11 @@
-import { bodyError, panelRequest, panelUrl, type HttpPanelDeps, type PanelHttpRequest, type PanelHttpResponse } from './http.js';
+import {
+  bodyError,
+  panelRequest,
+  panelUrl,
+  type HttpPanelDeps,
+  type PanelHttpRequest,
+  type PanelHttpResponse,
+} from './http.js';
 import { redactSecrets } from './classify.js';
 import { assertValidAddress, assertValidCreateInput, quotaToMegabytes } from './validate.js';
 import { PanelError, type CreateMailboxInput, type MailPanel, type MailPanelConfig } from './types.js';
@@ -54,7 +61,8 @@ export function directAdminList(body: DaBody): string[] {
   let raw: unknown[] = [];
   if (Array.isArray(body)) raw = body;
   else if (Array.isArray(body.list)) raw = body.list;
-  else if (Object.keys(body).length > 0 && Object.keys(body).every((k) => /^[0-9]+$/.test(k))) raw = Object.values(body);
+  else if (Object.keys(body).length > 0 && Object.keys(body).every((k) => /^[0-9]+$/.test(k)))
+    raw = Object.values(body);
   return raw.filter((v): v is string => typeof v === 'string');
 }
 
@@ -82,13 +90,24 @@ export function createDirectAdminPanel(cfg: MailPanelConfig, deps: HttpPanelDeps
     const msg = refused
       ? `directadmin ${req.what}: the panel refused the login (it answered with a login page)`
       : `directadmin ${req.what}: the panel did not answer with API data (HTTP ${res.status})`;
-    return new PanelError(refused ? 'auth' : 'permanent', redactSecrets(msg, req.secrets), { status: res.status, panel: 'directadmin' });
+    return new PanelError(refused ? 'auth' : 'permanent', redactSecrets(msg, req.secrets), {
+      status: res.status,
+      panel: 'directadmin',
+    });
   }
 
-  async function call(command: string, method: 'GET' | 'POST', params: URLSearchParams, signal: AbortSignal | undefined, secrets: string[] = []): Promise<DaBody> {
+  async function call(
+    command: string,
+    method: 'GET' | 'POST',
+    params: URLSearchParams,
+    signal: AbortSignal | undefined,
+    secrets: string[] = [],
+  ): Promise<DaBody> {
     const path = `/${command}`;
     const req: PanelHttpRequest = {
-      panel: 'directadmin', what: command + (params.get('action') ? ` action=${params.get('action')}` : ''), method,
+      panel: 'directadmin',
+      what: command + (params.get('action') ? ` action=${params.get('action')}` : ''),
+      method,
       url: panelUrl(cfg, path, method === 'GET' ? { ...Object.fromEntries(params), json: 'yes' } : { json: 'yes' }),
       headers: { authorization },
       signal,

@@ -3,7 +3,12 @@ import { readFile } from 'node:fs/promises';
 import ssh2 from 'ssh2';
 import type { Client, ConnectConfig } from 'ssh2';
 import { classifyHestiaExit, classifyNetworkError, HESTIA_EXIT, redactSecrets } from './classify.js';
-import { hestiaAddMailAccountCommand, hestiaListMailAccountCommand, hestiaListUserCommand, type HestiaCommandOptions } from './shell.js';
+import {
+  hestiaAddMailAccountCommand,
+  hestiaListMailAccountCommand,
+  hestiaListUserCommand,
+  type HestiaCommandOptions,
+} from './shell.js';
 import { assertValidAddress, assertValidCreateInput, quotaToMegabytes } from './validate.js';
 import { PanelError, type MailPanel, type MailPanelConfig } from './types.js';
 
@@ -44,26 +49,34 @@ export interface RemoteResult {
 const OUTPUT_CAP = 64 * 1024;
 
 /** The default SshConnect: a new ssh2 Client, resolved on 'ready', destroyed when `signal` fires first. */
-export const defaultSshConnect: SshConnect = (config, signal) => new Promise<Client>((resolve, reject) => {
-  const client = new ssh2.Client();
-  const onAbort = () => { client.destroy(); reject(signal?.reason ?? new Error('aborted')); };
-  client.once('ready', () => {
-    signal?.removeEventListener('abort', onAbort);
-    resolve(client);
+export const defaultSshConnect: SshConnect = (config, signal) =>
+  new Promise<Client>((resolve, reject) => {
+    const client = new ssh2.Client();
+    const onAbort = () => {
+      client.destroy();
+      reject(signal?.reason ?? new Error('aborted'));
+    };
+    client.once('ready', () => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(client);
+    });
+    client.on('error', (err) => {
+      signal?.removeEventListener('abort', onAbort);
+      reject(err);
+    });
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      client.connect(config);
+    } catch (err) {
+      // ssh2 throws synchronously for a key it cannot parse
+      signal?.removeEventListener('abort', onAbort);
+      reject(
+        Object.assign(new Error(`cannot use the SSH key: ${(err as Error).message}`), {
+          code: 'ERR_INVALID_ARG_VALUE',
+        }),
+      );
+    }
   });
-  client.on('error', (err) => {
-    signal?.removeEventListener('abort', onAbort);
-    reject(err);
-  });
-  signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    client.connect(config);
-  } catch (err) {
-    // ssh2 throws synchronously for a key it cannot parse
-    signal?.removeEventListener('abort', onAbort);
-    reject(Object.assign(new Error(`cannot use the SSH key: ${(err as Error).message}`), { code: 'ERR_INVALID_ARG_VALUE' }));
-  }
-});
 
 /** OpenSSH's fingerprint of a host key: base64 SHA-256 without padding. */
 export function sshFingerprint(key: Buffer): string {
@@ -78,17 +91,31 @@ export function createHestiaSshPanel(cfg: MailPanelConfig, deps: HestiaSshDeps):
   const cmdOpts: HestiaCommandOptions = { hestiaDir: deps.hestiaDir, sudo: deps.sudo ?? cfg.user !== 'root' };
   const expectedHostKey = cfg.host_key_sha256 ? cfg.host_key_sha256.replace(/^SHA256:/, '').replace(/=+$/, '') : null;
 
-  const fail = (kind: ConstructorParameters<typeof PanelError>[0], msg: string, extra: { cause?: unknown; exitCode?: number } = {}, secrets: string[] = []) =>
-    new PanelError(kind, redactSecrets(`hestia: ${msg}`, [cfg.password, ...secrets]), { ...extra, panel: 'hestia' });
+  const fail = (
+    kind: ConstructorParameters<typeof PanelError>[0],
+    msg: string,
+    extra: { cause?: unknown; exitCode?: number } = {},
+    secrets: string[] = [],
+  ) => new PanelError(kind, redactSecrets(`hestia: ${msg}`, [cfg.password, ...secrets]), { ...extra, panel: 'hestia' });
 
   async function connectConfig(): Promise<ConnectConfig> {
-    const config: ConnectConfig = { host: cfg.host, port: cfg.port, username: cfg.user, readyTimeout: deps.connectTimeoutMs, keepaliveInterval: 0 };
+    const config: ConnectConfig = {
+      host: cfg.host,
+      port: cfg.port,
+      username: cfg.user,
+      readyTimeout: deps.connectTimeoutMs,
+      keepaliveInterval: 0,
+    };
     const methods: ('publickey' | 'password')[] = [];
     if (cfg.ssh_key_path) {
       try {
         config.privateKey = await readFile(cfg.ssh_key_path);
       } catch (err) {
-        throw fail('permanent', `cannot read the SSH key file ${cfg.ssh_key_path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
+        throw fail(
+          'permanent',
+          `cannot read the SSH key file ${cfg.ssh_key_path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+          { cause: err },
+        );
       }
       methods.push('publickey');
     }
@@ -105,7 +132,13 @@ export function createHestiaSshPanel(cfg: MailPanelConfig, deps: HestiaSshDeps):
    * Runs one command on a fresh connection, writes `stdin` (then EOF) and collects the result.
    * @throws PanelError for connection, authentication, timeout and abort failures
    */
-  async function run(what: string, command: string, stdin: string | null, signal: AbortSignal | undefined, secrets: string[] = []): Promise<RemoteResult> {
+  async function run(
+    what: string,
+    command: string,
+    stdin: string | null,
+    signal: AbortSignal | undefined,
+    secrets: string[] = [],
+  ): Promise<RemoteResult> {
     if (signal?.aborted) throw fail('transient', `${what}: aborted`, { cause: signal.reason });
     const config = await connectConfig();
     let client: Client;
@@ -114,7 +147,10 @@ export function createHestiaSshPanel(cfg: MailPanelConfig, deps: HestiaSshDeps):
     } catch (err) {
       if (signal?.aborted) throw fail('transient', `${what}: aborted`, { cause: signal.reason });
       const kind = classifyNetworkError(err);
-      const detail = kind === 'auth' ? 'the server refused the credentials' : (err as { code?: string }).code ?? (err as Error).message;
+      const detail =
+        kind === 'auth'
+          ? 'the server refused the credentials'
+          : ((err as { code?: string }).code ?? (err as Error).message);
       throw fail(kind, `${what}: cannot connect to ${cfg.host}:${cfg.port}: ${detail}`, { cause: err }, secrets);
     }
     return await new Promise<RemoteResult>((resolve, reject) => {
@@ -129,21 +165,35 @@ export function createHestiaSshPanel(cfg: MailPanelConfig, deps: HestiaSshDeps):
         signal?.removeEventListener('abort', onAbort);
         client.end();
         client.destroy();
-        if (err) reject(err); else resolve({ code, stdout, stderr });
+        if (err) reject(err);
+        else resolve({ code, stdout, stderr });
       };
       const onAbort = () => finish(fail('transient', `${what}: aborted`, { cause: signal?.reason }));
-      const timer = setTimeout(() => finish(fail('transient', `${what}: timed out after ${deps.timeoutMs} ms`)), deps.timeoutMs);
+      const timer = setTimeout(
+        () => finish(fail('transient', `${what}: timed out after ${deps.timeoutMs} ms`)),
+        deps.timeoutMs,
+      );
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
-      client.on('error', (err) => finish(fail(classifyNetworkError(err), `${what}: connection error: ${err.message}`, { cause: err }, secrets)));
+      client.on('error', (err) =>
+        finish(fail(classifyNetworkError(err), `${what}: connection error: ${err.message}`, { cause: err }, secrets)),
+      );
       client.on('close', () => finish(fail('transient', `${what}: the connection closed before the command ended`)));
       client.exec(command, (err, stream) => {
         if (err) return finish(fail('transient', `${what}: cannot start the command: ${err.message}`, { cause: err }));
-        stream.on('data', (d: Buffer) => { if (stdout.length < OUTPUT_CAP) stdout += d.toString('utf8'); });
-        stream.stderr.on('data', (d: Buffer) => { if (stderr.length < OUTPUT_CAP) stderr += d.toString('utf8'); });
-        stream.on('exit', (c: number | null) => { code = typeof c === 'number' ? c : null; });
+        stream.on('data', (d: Buffer) => {
+          if (stdout.length < OUTPUT_CAP) stdout += d.toString('utf8');
+        });
+        stream.stderr.on('data', (d: Buffer) => {
+          if (stderr.length < OUTPUT_CAP) stderr += d.toString('utf8');
+        });
+        stream.on('exit', (c: number | null) => {
+          code = typeof c === 'number' ? c : null;
+        });
         stream.on('close', () => finish(null));
-        stream.on('error', (e: Error) => finish(fail('transient', `${what}: channel error: ${e.message}`, { cause: e })));
+        stream.on('error', (e: Error) =>
+          finish(fail('transient', `${what}: channel error: ${e.message}`, { cause: e })),
+        );
         stream.end(stdin ?? undefined);
       });
     });
@@ -151,24 +201,43 @@ export function createHestiaSshPanel(cfg: MailPanelConfig, deps: HestiaSshDeps):
 
   /** The first "Error: ..." line Hestia printed, or the first output line, for messages. */
   const hestiaMessage = (r: RemoteResult) => {
-    const lines = `${r.stdout}\n${r.stderr}`.split('\n').map((l) => l.trim()).filter(Boolean);
+    const lines = `${r.stdout}\n${r.stderr}`
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
     return (lines.find((l) => /^Error:/i.test(l)) ?? lines[0] ?? '').slice(0, 300);
   };
 
   const failed = (what: string, r: RemoteResult, secrets: string[] = []) =>
-    fail(classifyHestiaExit(r.code), `${what} failed (exit ${r.code ?? 'none'})${hestiaMessage(r) ? `: ${hestiaMessage(r)}` : ''}`, r.code === null ? {} : { exitCode: r.code }, secrets);
+    fail(
+      classifyHestiaExit(r.code),
+      `${what} failed (exit ${r.code ?? 'none'})${hestiaMessage(r) ? `: ${hestiaMessage(r)}` : ''}`,
+      r.code === null ? {} : { exitCode: r.code },
+      secrets,
+    );
 
   return {
     async createMailbox(input, signal) {
       const v = assertValidCreateInput(input, 'hestia');
-      const command = hestiaAddMailAccountCommand(cmdOpts, hestiaUser, v.domain, v.local_part, quotaToMegabytes(v.quota));
+      const command = hestiaAddMailAccountCommand(
+        cmdOpts,
+        hestiaUser,
+        v.domain,
+        v.local_part,
+        quotaToMegabytes(v.quota),
+      );
       const r = await run('v-add-mail-account', command, `${input.password}\n`, signal, [input.password]);
       if (r.code !== HESTIA_EXIT.OK) throw failed('v-add-mail-account', r, [input.password]);
     },
 
     async mailboxExists(domain, localPart, signal) {
       const a = assertValidAddress(domain, localPart, 'hestia');
-      const r = await run('v-list-mail-account', hestiaListMailAccountCommand(cmdOpts, hestiaUser, a.domain, a.local_part), null, signal);
+      const r = await run(
+        'v-list-mail-account',
+        hestiaListMailAccountCommand(cmdOpts, hestiaUser, a.domain, a.local_part),
+        null,
+        signal,
+      );
       if (r.code === HESTIA_EXIT.OK) return true;
       // E_NOTEXIST names what is missing: the account or the mail domain -> no such mailbox; the
       // Hestia user itself -> the panel configuration is wrong.

@@ -1,5 +1,11 @@
 import { isIP } from 'node:net';
-import { classifyHttpFailure, classifyNetworkError, panelErrorText, parseRetryAfter, redactSecrets } from './classify.js';
+import {
+  classifyHttpFailure,
+  classifyNetworkError,
+  panelErrorText,
+  parseRetryAfter,
+  redactSecrets,
+} from './classify.js';
 import { PanelError, type MailPanelConfig, type PanelType } from './types.js';
 
 /**
@@ -68,7 +74,11 @@ function describeNetworkError(err: unknown, timeoutMs: number): string {
 function parseJson(text: string): unknown {
   const t = text.trimStart();
   if (!t.startsWith('{') && !t.startsWith('[')) return undefined;
-  try { return JSON.parse(t); } catch { return undefined; }
+  try {
+    return JSON.parse(t);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -79,7 +89,8 @@ function parseJson(text: string): unknown {
  */
 export async function panelRequest(deps: HttpPanelDeps, req: PanelHttpRequest): Promise<PanelHttpResponse> {
   const label = `${req.panel} ${req.what}`;
-  if (req.signal?.aborted) throw new PanelError('transient', `${label}: aborted`, { cause: req.signal.reason, panel: req.panel });
+  if (req.signal?.aborted)
+    throw new PanelError('transient', `${label}: aborted`, { cause: req.signal.reason, panel: req.panel });
   const signals = [AbortSignal.timeout(deps.timeoutMs)];
   if (req.signal) signals.push(req.signal);
   const signal = AbortSignal.any(signals);
@@ -88,7 +99,13 @@ export async function panelRequest(deps: HttpPanelDeps, req: PanelHttpRequest): 
   let res: Response;
   let text: string;
   try {
-    res = await deps.fetch(req.url, { method: req.method, headers, body: req.form?.toString(), redirect: 'manual', signal });
+    res = await deps.fetch(req.url, {
+      method: req.method,
+      headers,
+      body: req.form?.toString(),
+      redirect: 'manual',
+      signal,
+    });
     text = await res.text();
   } catch (err) {
     if (req.signal?.aborted) throw new PanelError('transient', `${label}: aborted`, { cause: err, panel: req.panel });
@@ -97,14 +114,23 @@ export async function panelRequest(deps: HttpPanelDeps, req: PanelHttpRequest): 
   }
   const json = parseJson(text);
   if (res.status >= 300 && res.status < 400) {
-    throw new PanelError('permanent', `${label}: the panel answered with a redirect (HTTP ${res.status}); check the scheme, host and port`, { status: res.status, panel: req.panel });
+    throw new PanelError(
+      'permanent',
+      `${label}: the panel answered with a redirect (HTTP ${res.status}); check the scheme, host and port`,
+      { status: res.status, panel: req.panel },
+    );
   }
   if (res.status < 200 || res.status >= 300) {
     const kind = classifyHttpFailure(res.status, json ?? text);
     const detail = panelErrorText(json ?? text);
-    const retryAfterMs = kind === 'rate_limited' || res.status === 503 ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
+    const retryAfterMs =
+      kind === 'rate_limited' || res.status === 503 ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
     const msg = redactSecrets(`${label} failed: HTTP ${res.status}${detail ? `: ${detail}` : ''}`, req.secrets);
-    throw new PanelError(kind, msg, { status: res.status, panel: req.panel, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+    throw new PanelError(kind, msg, {
+      status: res.status,
+      panel: req.panel,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    });
   }
   return { status: res.status, headers: res.headers, text, json };
 }
@@ -113,7 +139,12 @@ export async function panelRequest(deps: HttpPanelDeps, req: PanelHttpRequest): 
  * Builds the PanelError for an error the panel reported inside a 2xx body.
  * @param fallback message used when the body carries no readable text
  */
-export function bodyError(req: Pick<PanelHttpRequest, 'panel' | 'what' | 'secrets'>, res: PanelHttpResponse, body: unknown, fallback: string): PanelError {
+export function bodyError(
+  req: Pick<PanelHttpRequest, 'panel' | 'what' | 'secrets'>,
+  res: PanelHttpResponse,
+  body: unknown,
+  fallback: string,
+): PanelError {
   const detail = panelErrorText(body) || fallback;
   const msg = redactSecrets(`${req.panel} ${req.what} failed: ${detail}`, req.secrets);
   return new PanelError(classifyHttpFailure(res.status, body), msg, { status: res.status, panel: req.panel });

@@ -13,10 +13,29 @@ import { PanelError, type MailPanel, type MailPanelConfig, type PanelType } from
  */
 
 export * from './types.js';
-export { classifyHttpFailure, classifyNetworkError, classifyHestiaExit, classifyPanelMessage, panelErrorText, parseRetryAfter, redactSecrets, HESTIA_EXIT } from './classify.js';
 export {
-  validateCreateMailbox, quotaToMegabytes, isValidLocalPart, isValidDomain, isValidHost, isValidMailboxPassword,
-  LOCAL_PART_PATTERN, QUOTA_PATTERN, PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH, REAL_NAME_MAX_LENGTH, QUOTA_MAX_MB,
+  classifyHttpFailure,
+  classifyNetworkError,
+  classifyHestiaExit,
+  classifyPanelMessage,
+  panelErrorText,
+  parseRetryAfter,
+  redactSecrets,
+  HESTIA_EXIT,
+} from './classify.js';
+export {
+  validateCreateMailbox,
+  quotaToMegabytes,
+  isValidLocalPart,
+  isValidDomain,
+  isValidHost,
+  isValidMailboxPassword,
+  LOCAL_PART_PATTERN,
+  QUOTA_PATTERN,
+  PASSWORD_MIN_LENGTH,
+  PASSWORD_MAX_LENGTH,
+  REAL_NAME_MAX_LENGTH,
+  QUOTA_MAX_MB,
 } from './validate.js';
 export { shellQuote } from './shell.js';
 export type { SshConnect } from './hestia-ssh.js';
@@ -61,12 +80,22 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
  */
 export function validatePanelConfig(cfg: Partial<MailPanelConfig>): Record<string, string[]> {
   const errors: Record<string, string[]> = {};
-  const add = (f: string, r: string) => { (errors[f] ??= []).push(r); };
+  const add = (f: string, r: string) => {
+    (errors[f] ??= []).push(r);
+  };
   const type = cfg?.type;
-  if (type !== 'cpanel' && type !== 'directadmin' && type !== 'hestia') add('type', 'The panel type must be cpanel, directadmin or hestia.');
+  if (type !== 'cpanel' && type !== 'directadmin' && type !== 'hestia')
+    add('type', 'The panel type must be cpanel, directadmin or hestia.');
   if (!isValidHost(cfg?.host)) add('host', 'The host must be a hostname or an IP address, without scheme or port.');
-  if (!Number.isInteger(cfg?.port) || (cfg.port as number) < 1 || (cfg.port as number) > 65535) add('port', 'The port must be a whole number from 1 to 65535.');
-  if (typeof cfg?.user !== 'string' || cfg.user === '' || cfg.user.length > 190 || CONTROL.test(cfg.user) || cfg.user.includes(':')) {
+  if (!Number.isInteger(cfg?.port) || (cfg.port as number) < 1 || (cfg.port as number) > 65535)
+    add('port', 'The port must be a whole number from 1 to 65535.');
+  if (
+    typeof cfg?.user !== 'string' ||
+    cfg.user === '' ||
+    cfg.user.length > 190 ||
+    CONTROL.test(cfg.user) ||
+    cfg.user.includes(':')
+  ) {
     add('user', 'The user is required and may not contain ":" or control characters.');
   }
   const password = cfg?.password;
@@ -75,16 +104,23 @@ export function validatePanelConfig(cfg: Partial<MailPanelConfig>): Record<strin
   }
   if (typeof cfg?.ssl !== 'boolean') add('ssl', 'ssl must be true or false.');
   if (type === 'cpanel' || type === 'directadmin') {
-    if (!password) add('password', type === 'cpanel' ? 'A cPanel API token is required (in password).' : 'A password or login key is required.');
+    if (!password)
+      add(
+        'password',
+        type === 'cpanel' ? 'A cPanel API token is required (in password).' : 'A password or login key is required.',
+      );
   }
   if (type === 'hestia') {
     const key = cfg.ssh_key_path;
-    if (key !== undefined && key !== null && (typeof key !== 'string' || !key.startsWith('/') || CONTROL.test(key))) add('ssh_key_path', 'The SSH key path must be an absolute path.');
+    if (key !== undefined && key !== null && (typeof key !== 'string' || !key.startsWith('/') || CONTROL.test(key)))
+      add('ssh_key_path', 'The SSH key path must be an absolute path.');
     if (!key && !password) add('ssh_key_path', 'An SSH key path or a password is required.');
     const panelUser = cfg.panel_user || cfg.user;
-    if (typeof panelUser === 'string' && !HESTIA_USER_PATTERN.test(panelUser)) add(cfg.panel_user ? 'panel_user' : 'user', 'Not a valid Hestia user name.');
+    if (typeof panelUser === 'string' && !HESTIA_USER_PATTERN.test(panelUser))
+      add(cfg.panel_user ? 'panel_user' : 'user', 'Not a valid Hestia user name.');
     const fp = cfg.host_key_sha256;
-    if (fp !== undefined && fp !== null && !/^(SHA256:)?[A-Za-z0-9+/]{43}=?$/.test(fp)) add('host_key_sha256', 'The host key fingerprint must look like SHA256:<43 base64 characters>.');
+    if (fp !== undefined && fp !== null && !/^(SHA256:)?[A-Za-z0-9+/]{43}=?$/.test(fp))
+      add('host_key_sha256', 'The host key fingerprint must look like SHA256:<43 base64 characters>.');
   }
   return errors;
 }
@@ -99,16 +135,25 @@ export function validatePanelConfig(cfg: Partial<MailPanelConfig>): Record<strin
 export function createMailPanel(cfg: MailPanelConfig, deps: MailPanelDeps = {}): MailPanel {
   const fields = validatePanelConfig(cfg);
   const hestiaDir = deps.hestiaDir ?? DEFAULT_HESTIA_DIR;
-  if (cfg?.type === 'hestia' && !HESTIA_DIR_PATTERN.test(hestiaDir)) (fields.hestiaDir ??= []).push('Hestia\'s install dir must be an absolute path.');
+  if (cfg?.type === 'hestia' && !HESTIA_DIR_PATTERN.test(hestiaDir))
+    (fields.hestiaDir ??= []).push("Hestia's install dir must be an absolute path.");
   if (Object.keys(fields).length > 0) {
     const panel = (['cpanel', 'directadmin', 'hestia'] as const).find((t) => t === cfg?.type);
-    throw new PanelError('permanent', `invalid panel configuration (${Object.keys(fields).join(', ')})`, { fields, ...(panel ? { panel } : {}) });
+    throw new PanelError('permanent', `invalid panel configuration (${Object.keys(fields).join(', ')})`, {
+      fields,
+      ...(panel ? { panel } : {}),
+    });
   }
   const timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const httpDeps = { fetch: deps.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init)), timeoutMs };
+  const httpDeps = {
+    fetch: deps.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init)),
+    timeoutMs,
+  };
   switch (cfg.type) {
-    case 'cpanel': return createCpanelPanel(cfg, httpDeps);
-    case 'directadmin': return createDirectAdminPanel(cfg, httpDeps);
+    case 'cpanel':
+      return createCpanelPanel(cfg, httpDeps);
+    case 'directadmin':
+      return createDirectAdminPanel(cfg, httpDeps);
     case 'hestia':
       return createHestiaSshPanel(cfg, {
         sshConnect: deps.sshConnect ?? defaultSshConnect,

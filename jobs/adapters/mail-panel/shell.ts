@@ -47,7 +47,13 @@ function hestiaCommand(opts: HestiaCommandOptions, name: string, args: string[])
  * the temp file cannot be written).
  * @param quotaMb quota in MB (0 = unlimited); null leaves Hestia's default (unlimited)
  */
-export function hestiaAddMailAccountCommand(opts: HestiaCommandOptions, user: string, domain: string, account: string, quotaMb: number | null): string {
+export function hestiaAddMailAccountCommand(
+  opts: HestiaCommandOptions,
+  user: string,
+  domain: string,
+  account: string,
+  quotaMb: number | null,
+): string {
   const args = [shellQuote(user), shellQuote(domain), shellQuote(account), '"$f"'];
   if (quotaMb !== null) {
     if (!Number.isSafeInteger(quotaMb) || quotaMb < 0) throw new TypeError('quotaMb must be a whole number of MB');
@@ -66,8 +72,18 @@ export function hestiaAddMailAccountCommand(opts: HestiaCommandOptions, user: st
 }
 
 /** `v-list-mail-account USER DOMAIN ACCOUNT json`: exit 0 when the account exists, 3 when not. */
-export function hestiaListMailAccountCommand(opts: HestiaCommandOptions, user: string, domain: string, account: string): string {
-  return hestiaCommand(opts, 'v-list-mail-account', [shellQuote(user), shellQuote(domain), shellQuote(account), shellQuote('json')]);
+export function hestiaListMailAccountCommand(
+  opts: HestiaCommandOptions,
+  user: string,
+  domain: string,
+  account: string,
+): string {
+  return hestiaCommand(opts, 'v-list-mail-account', [
+    shellQuote(user),
+    shellQuote(domain),
+    shellQuote(account),
+    shellQuote('json'),
+  ]);
 }
 
 /** `v-list-user USER json`: the cheap call of testConnection (Hestia present, sudo allowed, user known). */

@@ -60,7 +60,8 @@ export function isValidMailboxPassword(s: unknown): s is string {
  */
 export function quotaToMegabytes(quota: string | null): number | null {
   if (quota === null) return null;
-  if (typeof quota !== 'string' || !QUOTA_PATTERN.test(quota)) throw new RangeError('quota must be a number followed by M or G');
+  if (typeof quota !== 'string' || !QUOTA_PATTERN.test(quota))
+    throw new RangeError('quota must be a number followed by M or G');
   const n = Number(quota.slice(0, -1));
   const mb = quota.endsWith('G') ? n * 1024 : n;
   if (!Number.isSafeInteger(mb) || mb > QUOTA_MAX_MB) throw new RangeError(`quota must be at most ${QUOTA_MAX_MB}M`);
@@ -72,9 +73,13 @@ export function quotaToMegabytes(quota: string | null): number | null {
  * @returns field errors in the Laravel layout (`{field: [reason, ...]}`); an empty object when valid.
  *   Fields: domain, local_part, password, real_name, quota. Reasons never echo the password.
  */
-export function validateCreateMailbox(input: Partial<Record<keyof CreateMailboxInput, unknown>>): Record<string, string[]> {
+export function validateCreateMailbox(
+  input: Partial<Record<keyof CreateMailboxInput, unknown>>,
+): Record<string, string[]> {
   const errors: Record<string, string[]> = {};
-  const add = (field: string, reason: string) => { (errors[field] ??= []).push(reason); };
+  const add = (field: string, reason: string) => {
+    (errors[field] ??= []).push(reason);
+  };
   const { domain, local_part: local, password, real_name: realName, quota } = input ?? {};
 
   if (typeof domain !== 'string' || domain === '') add('domain', 'The domain is required.');
@@ -83,24 +88,36 @@ export function validateCreateMailbox(input: Partial<Record<keyof CreateMailboxI
   if (typeof local !== 'string' || local === '') add('local_part', 'The local part is required.');
   else if (local.length > 64) add('local_part', 'The local part may have at most 64 characters.');
   else if (!isValidLocalPart(local)) {
-    add('local_part', 'The local part may contain only letters, digits and . _ + -, must start and end with a letter or digit and may not contain "..".');
+    add(
+      'local_part',
+      'The local part may contain only letters, digits and . _ + -, must start and end with a letter or digit and may not contain "..".',
+    );
   }
 
   if (typeof password !== 'string' || password === '') add('password', 'The password is required.');
-  else if ([...password].length < PASSWORD_MIN_LENGTH) add('password', `The password must be at least ${PASSWORD_MIN_LENGTH} characters.`);
-  else if ([...password].length > PASSWORD_MAX_LENGTH) add('password', `The password may have at most ${PASSWORD_MAX_LENGTH} characters.`);
-  else if (CONTROL.test(password)) add('password', 'The password may not contain control characters (line breaks, NUL, tabs).');
+  else if ([...password].length < PASSWORD_MIN_LENGTH)
+    add('password', `The password must be at least ${PASSWORD_MIN_LENGTH} characters.`);
+  else if ([...password].length > PASSWORD_MAX_LENGTH)
+    add('password', `The password may have at most ${PASSWORD_MAX_LENGTH} characters.`);
+  else if (CONTROL.test(password))
+    add('password', 'The password may not contain control characters (line breaks, NUL, tabs).');
 
   if (realName !== undefined && realName !== null) {
     if (typeof realName !== 'string') add('real_name', 'The real name must be a string.');
-    else if ([...realName].length > REAL_NAME_MAX_LENGTH) add('real_name', `The real name may have at most ${REAL_NAME_MAX_LENGTH} characters.`);
+    else if ([...realName].length > REAL_NAME_MAX_LENGTH)
+      add('real_name', `The real name may have at most ${REAL_NAME_MAX_LENGTH} characters.`);
     else if (CONTROL.test(realName)) add('real_name', 'The real name may not contain control characters.');
   }
 
   if (quota !== undefined && quota !== null) {
-    if (typeof quota !== 'string' || !QUOTA_PATTERN.test(quota)) add('quota', 'The quota must be a whole number followed by M or G, e.g. 500M or 2G.');
+    if (typeof quota !== 'string' || !QUOTA_PATTERN.test(quota))
+      add('quota', 'The quota must be a whole number followed by M or G, e.g. 500M or 2G.');
     else {
-      try { quotaToMegabytes(quota); } catch { add('quota', `The quota may be at most ${QUOTA_MAX_MB}M.`); }
+      try {
+        quotaToMegabytes(quota);
+      } catch {
+        add('quota', `The quota may be at most ${QUOTA_MAX_MB}M.`);
+      }
     }
   }
   return errors;
@@ -113,7 +130,10 @@ export function validateCreateMailbox(input: Partial<Record<keyof CreateMailboxI
 export function assertValidCreateInput(input: CreateMailboxInput, panel: PanelType): CreateMailboxInput {
   const fields = validateCreateMailbox(input);
   if (Object.keys(fields).length > 0) {
-    throw new PanelError('permanent', `${panel}: invalid mailbox input (${Object.keys(fields).join(', ')})`, { fields, panel });
+    throw new PanelError('permanent', `${panel}: invalid mailbox input (${Object.keys(fields).join(', ')})`, {
+      fields,
+      panel,
+    });
   }
   return { ...input, domain: input.domain.toLowerCase(), local_part: input.local_part.toLowerCase() };
 }
@@ -123,12 +143,19 @@ export function assertValidCreateInput(input: CreateMailboxInput, panel: PanelTy
  * @returns the pair lowercased
  * @throws PanelError kind 'permanent' with `fields` when either part is invalid
  */
-export function assertValidAddress(domain: string, localPart: string, panel: PanelType): { domain: string; local_part: string } {
+export function assertValidAddress(
+  domain: string,
+  localPart: string,
+  panel: PanelType,
+): { domain: string; local_part: string } {
   const fields: Record<string, string[]> = {};
   if (!isValidDomain(domain)) fields.domain = ['The domain must be a valid domain name (ASCII, xn-- for IDNs).'];
   if (!isValidLocalPart(localPart)) fields.local_part = ['The local part is not valid.'];
   if (Object.keys(fields).length > 0) {
-    throw new PanelError('permanent', `${panel}: invalid mailbox address (${Object.keys(fields).join(', ')})`, { fields, panel });
+    throw new PanelError('permanent', `${panel}: invalid mailbox address (${Object.keys(fields).join(', ')})`, {
+      fields,
+      panel,
+    });
   }
   return { domain: domain.toLowerCase(), local_part: localPart.toLowerCase() };
 }

@@ -8,7 +8,12 @@
 /** Wrong mailbox address or password (IMAP AUTHENTICATIONFAILED, SMTP 535) -> 401 mailbox_auth_failed. */
 export class MailAuthError extends Error {
   override name = 'MailAuthError';
-  constructor(readonly protocol: 'imap' | 'smtp', message = `${protocol.toUpperCase()} login failed: mailbox address or password wrong`) { super(message); }
+  constructor(
+    readonly protocol: 'imap' | 'smtp',
+    message = `${protocol.toUpperCase()} login failed: mailbox address or password wrong`,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -17,13 +22,21 @@ export class MailAuthError extends Error {
  */
 export class MailServerError extends Error {
   override name = 'MailServerError';
-  constructor(readonly protocol: 'imap' | 'smtp', readonly code: string, message: string) { super(message); }
+  constructor(
+    readonly protocol: 'imap' | 'smtp',
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** No message with that UID in INBOX -> 404 email_not_found. */
 export class EmailNotFoundError extends Error {
   override name = 'EmailNotFoundError';
-  constructor(readonly uid: string) { super(`No e-mail with id ${uid} in this mailbox`); }
+  constructor(readonly uid: string) {
+    super(`No e-mail with id ${uid} in this mailbox`);
+  }
 }
 
 /**
@@ -55,14 +68,30 @@ const TLS_CERT_REASONS: Record<CertProblem, { code: string; text: string }> = {
 
 /** Node's (OpenSSL's) certificate verification error codes -> problem. */
 const CERT_CODES = new Map<string, CertProblem>([
-  ...['UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-    'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'CERT_UNTRUSTED', 'CERT_REJECTED', 'INVALID_CA',
+  ...[
+    'UNABLE_TO_GET_ISSUER_CERT',
+    'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+    'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+    'DEPTH_ZERO_SELF_SIGNED_CERT',
+    'SELF_SIGNED_CERT_IN_CHAIN',
+    'CERT_UNTRUSTED',
+    'CERT_REJECTED',
+    'INVALID_CA',
   ].map((c) => [c, 'untrusted'] as const),
-  ['ERR_TLS_CERT_ALTNAME_INVALID', 'hostname'], ['HOSTNAME_MISMATCH', 'hostname'],
-  ['CERT_HAS_EXPIRED', 'expired'], ['CERT_NOT_YET_VALID', 'not_yet_valid'],
-  ...['CERT_SIGNATURE_FAILURE', 'UNABLE_TO_DECRYPT_CERT_SIGNATURE', 'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
-    'ERROR_IN_CERT_NOT_BEFORE_FIELD', 'ERROR_IN_CERT_NOT_AFTER_FIELD', 'CERT_CHAIN_TOO_LONG', 'CERT_REVOKED',
-    'PATH_LENGTH_EXCEEDED', 'INVALID_PURPOSE',
+  ['ERR_TLS_CERT_ALTNAME_INVALID', 'hostname'],
+  ['HOSTNAME_MISMATCH', 'hostname'],
+  ['CERT_HAS_EXPIRED', 'expired'],
+  ['CERT_NOT_YET_VALID', 'not_yet_valid'],
+  ...[
+    'CERT_SIGNATURE_FAILURE',
+    'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+    'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+    'ERROR_IN_CERT_NOT_BEFORE_FIELD',
+    'ERROR_IN_CERT_NOT_AFTER_FIELD',
+    'CERT_CHAIN_TOO_LONG',
+    'CERT_REVOKED',
+    'PATH_LENGTH_EXCEEDED',
+    'INVALID_PURPOSE',
   ].map((c) => [c, 'invalid'] as const),
 ]);
 
@@ -94,19 +123,25 @@ export function classifyTlsError(err: unknown, protocol: 'imap' | 'smtp'): MailS
   const message = String(e.message ?? '');
   // message texts count only for errors of the TLS layer (never for a server's reply text)
   const tlsContext = e.tlsFailed === true || code === 'ETLS' || code === 'ESOCKET' || /^(ERR_SSL_|ERR_TLS_)/.test(code);
-  const problem = CERT_CODES.get(code) ?? CERT_CODES.get(String(e.originalCode ?? ''))
-    ?? (tlsContext ? CERT_MESSAGES.find(([re]) => re.test(message))?.[1] : undefined);
+  const problem =
+    CERT_CODES.get(code) ??
+    CERT_CODES.get(String(e.originalCode ?? '')) ??
+    (tlsContext ? CERT_MESSAGES.find(([re]) => re.test(message))?.[1] : undefined);
   if (problem) {
     const r = TLS_CERT_REASONS[problem];
     const text = `TLS certificate of the mail server could not be verified (${name}: ${r.text})`;
     return new MailServerError(protocol, r.code, text);
   }
-  const noStarttls = (e.tlsFailed === true && /does not support STARTTLS/i.test(message))
-    || (code === 'ETLS' && e.command === 'STARTTLS' && typeof e.responseCode === 'number')
-    || /does not support required STARTTLS/i.test(message);
+  const noStarttls =
+    (e.tlsFailed === true && /does not support STARTTLS/i.test(message)) ||
+    (code === 'ETLS' && e.command === 'STARTTLS' && typeof e.responseCode === 'number') ||
+    /does not support required STARTTLS/i.test(message);
   if (noStarttls) {
-    return new MailServerError(protocol, 'STARTTLS_UNAVAILABLE',
-      `The ${name} server does not offer STARTTLS, which this mailbox requires; nothing was sent without TLS`);
+    return new MailServerError(
+      protocol,
+      'STARTTLS_UNAVAILABLE',
+      `The ${name} server does not offer STARTTLS, which this mailbox requires; nothing was sent without TLS`,
+    );
   }
   if (/TIMEOUT/i.test(code)) return null;
   const tlsCode = /^(ERR_SSL_|ERR_TLS_)/.test(code) || /^(ERR_SSL_|ERR_TLS_)/.test(String(e.originalCode ?? ''));
@@ -116,9 +151,27 @@ export function classifyTlsError(err: unknown, protocol: 'imap' | 'smtp'): MailS
   return null;
 }
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ETIMEDOUT']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'ETIMEDOUT',
+]);
 
-interface LibError { code?: string; authenticationFailed?: boolean; serverResponseCode?: string; responseText?: string; responseCode?: number; response?: unknown; command?: string; message?: string }
+interface LibError {
+  code?: string;
+  authenticationFailed?: boolean;
+  serverResponseCode?: string;
+  responseText?: string;
+  responseCode?: number;
+  response?: unknown;
+  command?: string;
+  message?: string;
+}
 
 /**
  * Classifies an imapflow failure. TLS failures first ({@link classifyTlsError}: never an
@@ -126,7 +179,10 @@ interface LibError { code?: string; authenticationFailed?: boolean; serverRespon
  * AUTHENTICATIONFAILED response code) -> MailAuthError; everything else -> MailServerError.
  * @param password the mailbox password, stripped from any quoted server text
  */
-export function classifyImapError(err: unknown, password?: string): MailAuthError | MailServerError | EmailNotFoundError {
+export function classifyImapError(
+  err: unknown,
+  password?: string,
+): MailAuthError | MailServerError | EmailNotFoundError {
   if (err instanceof MailAuthError || err instanceof MailServerError || err instanceof EmailNotFoundError) return err;
   const tlsError = classifyTlsError(err, 'imap');
   if (tlsError) return tlsError;
@@ -135,10 +191,20 @@ export function classifyImapError(err: unknown, password?: string): MailAuthErro
   const code = String(e.code ?? e.serverResponseCode ?? 'IMAP_ERROR');
   if (NETWORK_CODES.has(code)) return new MailServerError('imap', code, `IMAP connection failed (${code})`);
   if (/TIMEOUT/i.test(code)) return new MailServerError('imap', code, `IMAP server did not answer in time (${code})`);
-  if (code === 'NoConnection' || code === 'EConnectionClosed' || code === 'ClosedAfterConnectText' || code === 'ClosedAfterConnectTLS') {
+  if (
+    code === 'NoConnection' ||
+    code === 'EConnectionClosed' ||
+    code === 'ClosedAfterConnectText' ||
+    code === 'ClosedAfterConnectTLS'
+  ) {
     return new MailServerError('imap', code, 'IMAP connection closed by the server');
   }
-  if (e.responseText) return new MailServerError('imap', code, `IMAP server refused the command: ${scrubSecret(e.responseText, password)}`);
+  if (e.responseText)
+    return new MailServerError(
+      'imap',
+      code,
+      `IMAP server refused the command: ${scrubSecret(e.responseText, password)}`,
+    );
   return new MailServerError('imap', code, `IMAP error (${scrubSecret(code, password, 60)})`);
 }
 
@@ -153,14 +219,24 @@ export function classifySmtpError(err: unknown, password?: string): MailAuthErro
   const tlsError = classifyTlsError(err, 'smtp');
   if (tlsError) return tlsError;
   const e = (err ?? {}) as LibError;
-  if (e.responseCode === 535 || (e.code === 'EAUTH' && (e.responseCode === undefined || e.responseCode === 535 || e.responseCode === 534))) return new MailAuthError('smtp');
+  if (
+    e.responseCode === 535 ||
+    (e.code === 'EAUTH' && (e.responseCode === undefined || e.responseCode === 535 || e.responseCode === 534))
+  )
+    return new MailAuthError('smtp');
   if (typeof e.responseCode === 'number') {
     const said = typeof e.response === 'string' ? scrubSecret(e.response, password) : String(e.responseCode);
-    return new MailServerError('smtp', `SMTP_${e.responseCode}`, `SMTP server refused (${e.command ?? 'command'}): ${said}`);
+    return new MailServerError(
+      'smtp',
+      `SMTP_${e.responseCode}`,
+      `SMTP server refused (${e.command ?? 'command'}): ${said}`,
+    );
   }
   const code = String(e.code ?? 'SMTP_ERROR');
-  if (code === 'ECONNECTION' || code === 'ESOCKET' || NETWORK_CODES.has(code)) return new MailServerError('smtp', code, `SMTP connection failed (${code})`);
-  if (code === 'ETIMEDOUT' || /TIMEOUT/i.test(code)) return new MailServerError('smtp', code, 'SMTP server did not answer in time');
+  if (code === 'ECONNECTION' || code === 'ESOCKET' || NETWORK_CODES.has(code))
+    return new MailServerError('smtp', code, `SMTP connection failed (${code})`);
+  if (code === 'ETIMEDOUT' || /TIMEOUT/i.test(code))
+    return new MailServerError('smtp', code, 'SMTP server did not answer in time');
   return new MailServerError('smtp', code, `SMTP error (${scrubSecret(code, password, 60)})`);
 }
 

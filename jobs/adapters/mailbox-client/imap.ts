@@ -18,7 +18,12 @@ async function lockInbox(client: ImapFlow) {
   const wasSelected = !!client.mailbox && client.mailbox.path === 'INBOX';
   const lock = await client.getMailboxLock('INBOX');
   if (wasSelected) {
-    try { await client.noop(); } catch (e) { lock.release(); throw e; }
+    try {
+      await client.noop();
+    } catch (e) {
+      lock.release();
+      throw e;
+    }
   }
   return lock;
 }
@@ -52,7 +57,10 @@ export async function listInbox(client: ImapFlow, o: { limit: number; unseen: bo
       if (!exists) return [];
       msgs = await client.fetchAll(`${Math.max(1, exists - limit + 1)}:*`, query);
     }
-    return msgs.sort((a, b) => b.uid - a.uid).slice(0, limit).map(toSummary);
+    return msgs
+      .sort((a, b) => b.uid - a.uid)
+      .slice(0, limit)
+      .map(toSummary);
   } finally {
     lock.release();
   }
@@ -102,7 +110,9 @@ export async function markAnswered(client: ImapFlow, uid: string): Promise<void>
 export async function sentFolder(client: ImapFlow, entry: PoolEntry): Promise<string> {
   if (entry.sentPath) return entry.sentPath;
   const boxes = await client.list();
-  const found = boxes.find((b) => b.specialUse === '\\Sent') ?? boxes.find((b) => b.path.toLowerCase() === 'sent' || b.name.toLowerCase() === 'sent');
+  const found =
+    boxes.find((b) => b.specialUse === '\\Sent') ??
+    boxes.find((b) => b.path.toLowerCase() === 'sent' || b.name.toLowerCase() === 'sent');
   let path = found?.path;
   if (!path) {
     const created = await client.mailboxCreate('Sent');

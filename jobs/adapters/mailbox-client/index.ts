@@ -12,9 +12,21 @@ import { mailTls, type MailTlsOptions } from './tls.js';
  * nodemailer, parsing with mailparser. Mailbox passwords are used for the request only and are
  * never stored; logged-in IMAP connections are reused in memory for a short time (pool.ts).
  */
-export type { MailServerEndpoint, MailboxCredentials, EmailSummary, EmailAttachmentMeta, EmailDetail, MailboxClient } from './types.js';
+export type {
+  MailServerEndpoint,
+  MailboxCredentials,
+  EmailSummary,
+  EmailAttachmentMeta,
+  EmailDetail,
+  MailboxClient,
+} from './types.js';
 export {
-  MailAuthError, MailServerError, EmailNotFoundError, classifyImapError, classifySmtpError, classifyTlsError,
+  MailAuthError,
+  MailServerError,
+  EmailNotFoundError,
+  classifyImapError,
+  classifySmtpError,
+  classifyTlsError,
   scrubSecret,
 } from './errors.js';
 export { mailTls, type MailTlsOptions } from './tls.js';
@@ -60,7 +72,10 @@ export interface MailboxClientOptions {
 export function createMailboxClient(opts: MailboxClientOptions = {}): MailboxClient {
   const tlsFor = mailTls(opts.tls);
   const pool = new ImapPool({
-    idleMs: opts.idleMs, maxPooled: opts.maxPooled, connectTimeoutMs: opts.connectTimeoutMs, tls: tlsFor,
+    idleMs: opts.idleMs,
+    maxPooled: opts.maxPooled,
+    connectTimeoutMs: opts.connectTimeoutMs,
+    tls: tlsFor,
   });
 
   /** Sent copy and \Answered after a successful submission (never throws). */
@@ -72,7 +87,10 @@ export function createMailboxClient(opts: MailboxClientOptions = {}): MailboxCli
       });
     } catch (err) {
       const e = err as MailServerError;
-      opts.logger?.warn({ code: e.code ?? 'UNKNOWN', mailbox: c.email }, `message sent, but saving the Sent copy${answeredUid ? ' or flagging the original' : ''} failed: ${e.message}`);
+      opts.logger?.warn(
+        { code: e.code ?? 'UNKNOWN', mailbox: c.email },
+        `message sent, but saving the Sent copy${answeredUid ? ' or flagging the original' : ''} failed: ${e.message}`,
+      );
     }
   }
 
@@ -84,12 +102,22 @@ export function createMailboxClient(opts: MailboxClientOptions = {}): MailboxCli
     async reply(c, uid, o, signal) {
       const original = await pool.run(c, signal, (client) => fetchReplyOriginal(client, uid), true);
       const to = replyRecipients(original);
-      if (!to.length) throw new MailServerError('imap', 'NO_RECIPIENT', 'The original e-mail has neither a From nor a Reply-To address to reply to');
+      if (!to.length)
+        throw new MailServerError(
+          'imap',
+          'NO_RECIPIENT',
+          'The original e-mail has neither a From nor a Reply-To address to reply to',
+        );
       const thread = threadHeaders(original);
       const messageId = newMessageId(c.email);
       const raw = await composeMessage({
-        from: c.email, to, subject: replySubject(original.subject), text: o.body, messageId,
-        inReplyTo: thread.inReplyTo, references: thread.references,
+        from: c.email,
+        to,
+        subject: replySubject(original.subject),
+        text: o.body,
+        messageId,
+        inReplyTo: thread.inReplyTo,
+        references: thread.references,
       });
       await submit(c, { from: c.email, to: to.map((a) => a.address) }, raw, signal, tlsFor);
       await afterSend(c, raw, uid);
@@ -97,7 +125,9 @@ export function createMailboxClient(opts: MailboxClientOptions = {}): MailboxCli
     },
 
     async send(c, o, signal) {
-      const to = addressparser(o.to, { flatten: true }).filter((a) => a.address).map((a) => ({ name: a.name, address: a.address }));
+      const to = addressparser(o.to, { flatten: true })
+        .filter((a) => a.address)
+        .map((a) => ({ name: a.name, address: a.address }));
       if (!to.length) throw new MailServerError('smtp', 'NO_RECIPIENT', 'No valid recipient address');
       const messageId = newMessageId(c.email);
       const raw = await composeMessage({ from: c.email, to, subject: o.subject, text: o.body, messageId });

@@ -3,11 +3,26 @@
  * node_modules/mailparser/lib/simple-parser.js and mail-parser.js).
  */
 declare module 'mailparser' {
-  export interface EmailAddress { address?: string; name: string; group?: EmailAddress[] }
-  export interface AddressObject { value: EmailAddress[]; html: string; text: string }
+  export interface EmailAddress {
+    address?: string;
+    name: string;
+    group?: EmailAddress[];
+  }
+  export interface AddressObject {
+    value: EmailAddress[];
+    html: string;
+    text: string;
+  }
   export interface Attachment {
-    filename?: string; contentType: string; contentDisposition?: string; size: number;
-    contentId?: string; cid?: string; related?: boolean; content: Buffer; checksum?: string;
+    filename?: string;
+    contentType: string;
+    contentDisposition?: string;
+    size: number;
+    contentId?: string;
+    cid?: string;
+    related?: boolean;
+    content: Buffer;
+    checksum?: string;
   }
   export interface ParsedMail {
     headers: Map<string, unknown>;
@@ -26,6 +41,16 @@ declare module 'mailparser' {
     textAsHtml?: string;
     attachments: Attachment[];
   }
-  export interface SimpleParserOptions { keepCidLinks?: boolean; skipHtmlToText?: boolean; skipTextToHtml?: boolean; skipImageLinks?: boolean; skipTextLinks?: boolean; maxHtmlLengthToParse?: number }
-  export function simpleParser(input: Buffer | string | NodeJS.ReadableStream, options?: SimpleParserOptions): Promise<ParsedMail>;
+  export interface SimpleParserOptions {
+    keepCidLinks?: boolean;
+    skipHtmlToText?: boolean;
+    skipTextToHtml?: boolean;
+    skipImageLinks?: boolean;
+    skipTextLinks?: boolean;
+    maxHtmlLengthToParse?: number;
+  }
+  export function simpleParser(
+    input: Buffer | string | NodeJS.ReadableStream,
+    options?: SimpleParserOptions,
+  ): Promise<ParsedMail>;
 }

@@ -15,8 +15,10 @@ export function formatRfc2822(d: Date | string | undefined | null): string {
   const date = d instanceof Date ? d : d ? new Date(d) : null;
   if (!date || Number.isNaN(date.getTime())) return '';
   const p = (n: number) => String(n).padStart(2, '0');
-  return `${DAYS[date.getUTCDay()]}, ${p(date.getUTCDate())} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()} `
-    + `${p(date.getUTCHours())}:${p(date.getUTCMinutes())}:${p(date.getUTCSeconds())} +0000`;
+  return (
+    `${DAYS[date.getUTCDay()]}, ${p(date.getUTCDate())} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()} ` +
+    `${p(date.getUTCHours())}:${p(date.getUTCMinutes())}:${p(date.getUTCSeconds())} +0000`
+  );
 }
 
 /** One address as `Name <addr>` (name quoted when it holds specials), or the bare address. */
@@ -48,12 +50,21 @@ export function toSummary(m: FetchMessageObject): EmailSummary {
 }
 
 function addressText(v: AddressObject | AddressObject[] | undefined): string {
-  return ([] as AddressObject[]).concat(v ?? []).flatMap((o) => o.value).map((a) => formatAddress({ name: a.name, address: a.address })).join(', ');
+  return ([] as AddressObject[])
+    .concat(v ?? [])
+    .flatMap((o) => o.value)
+    .map((a) => formatAddress({ name: a.name, address: a.address }))
+    .join(', ');
 }
 
 /** The message-ids of a References / In-Reply-To value, in order (`<...>` tokens). */
 export function messageIds(v: string | string[] | undefined | null): string[] {
-  return ([] as string[]).concat(v ?? []).join(' ').match(/<[^<>\s]+>/g) ?? [];
+  return (
+    ([] as string[])
+      .concat(v ?? [])
+      .join(' ')
+      .match(/<[^<>\s]+>/g) ?? []
+  );
 }
 
 /**
@@ -61,7 +72,12 @@ export function messageIds(v: string | string[] | undefined | null): string[] {
  * cc, date and attachment metadata). `body_raw` is the source as received (decoded as UTF-8).
  */
 export async function toDetail(uid: number | string, source: Buffer): Promise<EmailDetail> {
-  const p = await simpleParser(source, { keepCidLinks: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true });
+  const p = await simpleParser(source, {
+    keepCidLinks: true,
+    skipTextToHtml: true,
+    skipImageLinks: true,
+    skipTextLinks: true,
+  });
   return {
     id: String(uid),
     from: addressText(p.from),
@@ -86,15 +102,36 @@ export async function toDetail(uid: number | string, source: Buffer): Promise<Em
 }
 
 /** What a reply needs from the original message's headers. */
-export interface ReplyOriginal { from: { name: string; address: string }[]; replyTo: { name: string; address: string }[]; subject: string; messageId: string; references: string[]; inReplyTo: string[] }
+export interface ReplyOriginal {
+  from: { name: string; address: string }[];
+  replyTo: { name: string; address: string }[];
+  subject: string;
+  messageId: string;
+  references: string[];
+  inReplyTo: string[];
+}
 
 /** Reads the header fields a reply needs from a raw header block (or full source). */
 export async function parseReplyOriginal(headers: Buffer): Promise<ReplyOriginal> {
-  const p = await simpleParser(headers, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true, keepCidLinks: true });
-  const addrs = (o: AddressObject | undefined) => (o?.value ?? []).flatMap((a) => (a.group ?? [a])).filter((a) => a.address).map((a) => ({ name: a.name, address: a.address! }));
+  const p = await simpleParser(headers, {
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+    skipImageLinks: true,
+    skipTextLinks: true,
+    keepCidLinks: true,
+  });
+  const addrs = (o: AddressObject | undefined) =>
+    (o?.value ?? [])
+      .flatMap((a) => a.group ?? [a])
+      .filter((a) => a.address)
+      .map((a) => ({ name: a.name, address: a.address! }));
   return {
-    from: addrs(p.from), replyTo: addrs(p.replyTo), subject: p.subject ?? '',
-    messageId: messageIds(p.messageId)[0] ?? '', references: messageIds(p.references), inReplyTo: messageIds(p.inReplyTo),
+    from: addrs(p.from),
+    replyTo: addrs(p.replyTo),
+    subject: p.subject ?? '',
+    messageId: messageIds(p.messageId)[0] ?? '',
+    references: messageIds(p.references),
+    inReplyTo: messageIds(p.inReplyTo),
   };
 }
 
@@ -113,7 +150,10 @@ export function replySubject(subject: string): string {
  * References but a single-id In-Reply-To, that id followed by the Message-ID. Without a parent
  * Message-ID there is no In-Reply-To, and References is the parent's own (if any).
  */
-export function threadHeaders(o: Pick<ReplyOriginal, 'messageId' | 'references' | 'inReplyTo'>): { inReplyTo: string | null; references: string[] } {
+export function threadHeaders(o: Pick<ReplyOriginal, 'messageId' | 'references' | 'inReplyTo'>): {
+  inReplyTo: string | null;
+  references: string[];
+} {
   const base = o.references.length ? o.references : o.inReplyTo.length === 1 ? o.inReplyTo : [];
   const references = o.messageId ? [...base, o.messageId] : [...base];
   return { inReplyTo: o.messageId || null, references };

@@ -49,7 +49,10 @@ const STALE_CODES = new Set(['NoConnection', 'EConnectionClosed', 'StateLogout',
 
 /** Pool key: SHA-256 hex of email\0password\0host\0port\0security (never the raw password). */
 export function poolKey(c: Pick<MailboxCredentials, 'email' | 'password'>, ep: MailServerEndpoint): string {
-  return crypto.createHash('sha256').update([c.email.trim().toLowerCase(), c.password, ep.host.toLowerCase(), String(ep.port), ep.security].join('\0')).digest('hex');
+  return crypto
+    .createHash('sha256')
+    .update([c.email.trim().toLowerCase(), c.password, ep.host.toLowerCase(), String(ep.port), ep.security].join('\0'))
+    .digest('hex');
 }
 
 /**
@@ -62,11 +65,15 @@ export function poolKey(c: Pick<MailboxCredentials, 'email' | 'password'>, ep: M
  * @param tlsFor TLS options per host (default: built-in roots only)
  * @returns the ImapFlow constructor options
  */
-export function imapOptions(c: MailboxCredentials, timeoutMs: number, tlsFor: MailTlsFor = mailTls()):
-  ConstructorParameters<typeof ImapFlow>[0] {
+export function imapOptions(
+  c: MailboxCredentials,
+  timeoutMs: number,
+  tlsFor: MailTlsFor = mailTls(),
+): ConstructorParameters<typeof ImapFlow>[0] {
   const ep = c.imap;
   return {
-    host: ep.host, port: ep.port,
+    host: ep.host,
+    port: ep.port,
     secure: ep.security === 'ssl',
     doSTARTTLS: ep.security === 'starttls' ? true : ep.security === 'none' ? false : undefined,
     ...(ep.security === 'none' ? {} : { tls: tlsFor(ep.host) }),
@@ -76,7 +83,9 @@ export function imapOptions(c: MailboxCredentials, timeoutMs: number, tlsFor: Ma
     disableAutoIdle: true,
     // no ENABLE CONDSTORE/UTF8 round trip: the client uses neither mod-sequences nor UTF8=ACCEPT
     disableAutoEnable: true,
-    connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: 120_000,
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: 120_000,
     clientInfo: { name: 'isp-mailbox-api' },
   };
 }
@@ -97,23 +106,36 @@ export class ImapPool {
   }
 
   /** Number of open pooled connections (for tests and metrics). */
-  get size(): number { return this.entries.size; }
+  get size(): number {
+    return this.entries.size;
+  }
 
   /**
    * Runs `fn` on a logged-in connection for `c` (reused when one is pooled for the same key).
    * @param retryStale retry once on a fresh connection when a reused one turns out dead (only for read-only work)
    * @throws MailAuthError, MailServerError (connection, server refusal, abort), EmailNotFoundError (from fn; keeps the connection)
    */
-  async run<T>(c: MailboxCredentials, signal: AbortSignal | undefined, fn: (client: ImapFlow, entry: PoolEntry) => Promise<T>, retryStale = false): Promise<T> {
+  async run<T>(
+    c: MailboxCredentials,
+    signal: AbortSignal | undefined,
+    fn: (client: ImapFlow, entry: PoolEntry) => Promise<T>,
+    retryStale = false,
+  ): Promise<T> {
     if (signal?.aborted) throw abortedError('imap');
     const key = poolKey(c, c.imap);
     let entry = this.entries.get(key);
-    if (entry && entry.connected && !entry.client.usable) { this.discard(entry); entry = undefined; }
+    if (entry && entry.connected && !entry.client.usable) {
+      this.discard(entry);
+      entry = undefined;
+    }
     const reused = !!entry?.connected;
     entry ??= this.open(key, c);
     const e = entry;
     e.users++;
-    if (e.timer) { clearTimeout(e.timer); e.timer = null; }
+    if (e.timer) {
+      clearTimeout(e.timer);
+      e.timer = null;
+    }
     const onAbort = () => this.discard(e);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -135,7 +157,10 @@ export class ImapPool {
       e.lastUsed = Date.now();
       if (e.users === 0 && !e.closed) {
         if (!e.pooled || this.idleMs <= 0) this.release(e);
-        else { e.timer = setTimeout(() => this.release(e), this.idleMs); e.timer.unref(); }
+        else {
+          e.timer = setTimeout(() => this.release(e), this.idleMs);
+          e.timer.unref();
+        }
       }
     }
   }
@@ -147,12 +172,32 @@ export class ImapPool {
 
   private open(key: string, c: MailboxCredentials): Entry {
     const client = new ImapFlow(imapOptions(c, this.timeoutMs, this.tlsFor));
-    const entry: Entry = { key, client, ready: Promise.resolve(), users: 0, timer: null, lastUsed: Date.now(), closed: false, pooled: true, connected: false };
+    const entry: Entry = {
+      key,
+      client,
+      ready: Promise.resolve(),
+      users: 0,
+      timer: null,
+      lastUsed: Date.now(),
+      closed: false,
+      pooled: true,
+      connected: false,
+    };
     // imapflow emits 'error' (an unhandled one would crash the process) and 'close'
     client.on('error', () => this.discard(entry));
     client.on('close', () => this.discard(entry));
-    entry.ready = client.connect().then(() => { entry.connected = true; }, (err) => { this.discard(entry); throw err; });
-    entry.ready.catch(() => { /* handled by run() */ });
+    entry.ready = client.connect().then(
+      () => {
+        entry.connected = true;
+      },
+      (err) => {
+        this.discard(entry);
+        throw err;
+      },
+    );
+    entry.ready.catch(() => {
+      /* handled by run() */
+    });
     if (this.entries.size >= this.maxPooled) this.evictOne();
     if (this.entries.size < this.maxPooled) this.entries.set(key, entry);
     else entry.pooled = false;
@@ -171,7 +216,11 @@ export class ImapPool {
     e.closed = true;
     if (e.timer) clearTimeout(e.timer);
     if (this.entries.get(e.key) === e) this.entries.delete(e.key);
-    try { e.client.close(); } catch { /* already closed */ }
+    try {
+      e.client.close();
+    } catch {
+      /* already closed */
+    }
   }
 
   /** Logs out gracefully (idle, close()). */
@@ -182,7 +231,13 @@ export class ImapPool {
     if (this.entries.get(e.key) === e) this.entries.delete(e.key);
     try {
       if (e.connected) await Promise.race([e.client.logout(), new Promise((r) => setTimeout(r, 2000).unref())]);
-    } catch { /* closing anyway */ }
-    try { e.client.close(); } catch { /* already closed */ }
+    } catch {
+      /* closing anyway */
+    }
+    try {
+      e.client.close();
+    } catch {
+      /* already closed */
+    }
   }
 }

@@ -31,8 +31,14 @@ export function newMessageId(mailbox: string): string {
 /** Builds the raw message (Date, Message-ID, threading headers, text/plain UTF-8). */
 export async function composeMessage(m: OutgoingMessage): Promise<Buffer> {
   const composer = new MailComposer({
-    from: m.from, to: m.to, subject: m.subject, text: m.text, messageId: m.messageId, date: new Date(),
-    inReplyTo: m.inReplyTo ?? undefined, references: m.references?.length ? m.references : undefined,
+    from: m.from,
+    to: m.to,
+    subject: m.subject,
+    text: m.text,
+    messageId: m.messageId,
+    date: new Date(),
+    inReplyTo: m.inReplyTo ?? undefined,
+    references: m.references?.length ? m.references : undefined,
   });
   return composer.compile().build();
 }
@@ -49,25 +55,41 @@ export async function composeMessage(m: OutgoingMessage): Promise<Buffer> {
  * @throws MailAuthError (535), MailServerError (connection, TLS certificate or STARTTLS failure,
  *   timeout, refusal, abort)
  */
-export async function submit(c: MailboxCredentials, envelope: { from: string; to: string[] }, raw: Buffer,
-  signal?: AbortSignal, tlsFor: MailTlsFor = mailTls()): Promise<void> {
+export async function submit(
+  c: MailboxCredentials,
+  envelope: { from: string; to: string[] },
+  raw: Buffer,
+  signal?: AbortSignal,
+  tlsFor: MailTlsFor = mailTls(),
+): Promise<void> {
   if (signal?.aborted) throw abortedError('smtp');
   const ep = c.smtp;
   const transport = nodemailer.createTransport({
-    host: ep.host, port: ep.port,
-    secure: ep.security === 'ssl', requireTLS: ep.security === 'starttls', ignoreTLS: ep.security === 'none',
+    host: ep.host,
+    port: ep.port,
+    secure: ep.security === 'ssl',
+    requireTLS: ep.security === 'starttls',
+    ignoreTLS: ep.security === 'none',
     ...(ep.security === 'none' ? {} : { tls: tlsFor(ep.host) }),
     auth: { user: c.email, pass: c.password },
-    connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 60_000,
-    logger: false, debug: false,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 60_000,
+    logger: false,
+    debug: false,
   });
   let onAbort: (() => void) | null = null;
   try {
     const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => { transport.close(); reject(abortedError('smtp')); };
+      onAbort = () => {
+        transport.close();
+        reject(abortedError('smtp'));
+      };
       signal?.addEventListener('abort', onAbort, { once: true });
     });
-    aborted.catch(() => { /* raced below */ });
+    aborted.catch(() => {
+      /* raced below */
+    });
     await Promise.race([transport.sendMail({ envelope, raw }), aborted]);
   } catch (err) {
     if (signal?.aborted) throw abortedError('smtp');

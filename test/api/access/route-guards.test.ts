@@ -16,8 +16,12 @@ async function snapshot(tenantId: number) {
   const tables = ['tickets', 'customers', 'invoices', 'audit_log', 'auth_tokens'];
   const out: Record<string, unknown> = {};
   for (const t of tables) {
-    out[t] = await env.knex(t).where({ tenant_id: tenantId }).select(env.knex.raw('count(*)::int AS n, max(updated_at) AS u'))
-      .first().catch(async () => env.knex(t).where({ tenant_id: tenantId }).count({ n: '*' }).first());
+    out[t] = await env
+      .knex(t)
+      .where({ tenant_id: tenantId })
+      .select(env.knex.raw('count(*)::int AS n, max(updated_at) AS u'))
+      .first()
+      .catch(async () => env.knex(t).where({ tenant_id: tenantId }).count({ n: '*' }).first());
   }
   return out;
 }
@@ -25,15 +29,27 @@ async function snapshot(tenantId: number) {
 /** A user of the tenant with a custom role holding exactly `permissions`; returns its login token. */
 async function userWith(tenantId: number, permissions: readonly string[]): Promise<string> {
   const tag = Math.random().toString(36).slice(2, 10);
-  const [role] = await env.knex('roles').insert({ name: `custom-${tag}`, tenant_id: tenantId }).returning('id');
+  const [role] = await env
+    .knex('roles')
+    .insert({ name: `custom-${tag}`, tenant_id: tenantId })
+    .returning('id');
   if (permissions.length) {
-    const ids = await env.knex('permissions').whereIn('name', [...permissions]).pluck('id');
+    const ids = await env
+      .knex('permissions')
+      .whereIn('name', [...permissions])
+      .pluck('id');
     await env.knex('role_permissions').insert(ids.map((id: number) => ({ role_id: role.id, permission_id: id })));
   }
   const email = `guard-${tag}@example.test`;
-  const [u] = await env.knex('users').insert({
-    tenant_id: tenantId, name: 'Guard', email, password_hash: await hashPassword(PASSWORD),
-  }).returning('id');
+  const [u] = await env
+    .knex('users')
+    .insert({
+      tenant_id: tenantId,
+      name: 'Guard',
+      email,
+      password_hash: await hashPassword(PASSWORD),
+    })
+    .returning('id');
   await env.knex('user_roles').insert({ user_id: u.id, role_id: role.id });
   return (await login(env.knex, { email, password: PASSWORD })).token;
 }
@@ -55,14 +71,33 @@ describe('route guards generated from the route table (permissions, module switc
   });
 
   it('the catalogue holds every DESIGN §10 identifier, the roles grant only catalogue permissions, routes name only those', () => {
-    for (const p of ['finance.manage', 'inventory.view', 'inventory.manage', 'partners.view', 'partners.manage',
-      'app_builder.manage', 'wabot.manage', 'email.manage', 'customers.view', 'customers.manage', 'customers.import',
-      'network.manage', 'tickets.view', 'tickets.update', 'tickets.assign', 'users.manage', 'sales.view',
-      'settings.view', 'account.security', 'file_manager.admin']) {
+    for (const p of [
+      'finance.manage',
+      'inventory.view',
+      'inventory.manage',
+      'partners.view',
+      'partners.manage',
+      'app_builder.manage',
+      'wabot.manage',
+      'email.manage',
+      'customers.view',
+      'customers.manage',
+      'customers.import',
+      'network.manage',
+      'tickets.view',
+      'tickets.update',
+      'tickets.assign',
+      'users.manage',
+      'sales.view',
+      'settings.view',
+      'account.security',
+      'file_manager.admin',
+    ]) {
       expect(PERMISSIONS, p).to.include(p);
     }
     expect(ROLE_PERMISSIONS['Super Admin']).to.deep.equal(PERMISSIONS);
-    for (const role of ROLES) for (const p of ROLE_PERMISSIONS[role]) expect(PERMISSIONS, `${role}: ${p}`).to.include(p);
+    for (const role of ROLES)
+      for (const p of ROLE_PERMISSIONS[role]) expect(PERMISSIONS, `${role}: ${p}`).to.include(p);
     for (const r of webRoutes) {
       if (r.permission) expect(PERMISSIONS).to.include(r.permission);
       if (r.module) expect(MODULES).to.include(r.module);
@@ -79,7 +114,10 @@ describe('route guards generated from the route table (permissions, module switc
 
   for (const r of webRoutes.filter((x) => x.permission)) {
     it(`${r.method.toUpperCase()} ${r.path}: 403 FORBIDDEN naming ${r.permission} without it, nothing changed`, async () => {
-      const token = await userWith(a.tenant.id, PERMISSIONS.filter((p) => p !== r.permission));
+      const token = await userWith(
+        a.tenant.id,
+        PERMISSIONS.filter((p) => p !== r.permission),
+      );
       const before = await snapshot(a.tenant.id);
       const res = await app.request(r.method.toUpperCase(), concrete(r.path), { token, body: r.body ? {} : undefined });
       expect(res.status).to.equal(403);
@@ -87,7 +125,10 @@ describe('route guards generated from the route table (permissions, module switc
       expect(res.body.message).to.include(r.permission!);
       expect(await snapshot(a.tenant.id)).to.deep.equal(before);
       const allowed = await userWith(a.tenant.id, [r.permission!]);
-      const ok = await app.request(r.method.toUpperCase(), concrete(r.path), { token: allowed, body: r.body ? {} : undefined });
+      const ok = await app.request(r.method.toUpperCase(), concrete(r.path), {
+        token: allowed,
+        body: r.body ? {} : undefined,
+      });
       expect(ok.body?.message ?? '', 'the permission holder passes the permission check').not.to.include(r.permission!);
     });
   }
@@ -95,15 +136,29 @@ describe('route guards generated from the route table (permissions, module switc
   for (const r of moduled) {
     it(`${r.method.toUpperCase()} ${r.path}: 403 module_disabled when ${r.module} is switched off, nothing changed`, async () => {
       const t = await makeTenant();
-      await env.knex('tenants').where({ id: t.tenant.id })
+      await env
+        .knex('tenants')
+        .where({ id: t.tenant.id })
         .update({ modules: JSON.stringify(MODULES.filter((m) => m !== r.module)) });
       const before = await snapshot(t.tenant.id);
-      const res = await app.request(r.method.toUpperCase(), concrete(r.path), { token: t.adminToken, body: r.body ? {} : undefined });
+      const res = await app.request(r.method.toUpperCase(), concrete(r.path), {
+        token: t.adminToken,
+        body: r.body ? {} : undefined,
+      });
       expect(res.status).to.equal(403);
-      expect(res.body).to.deep.equal({ message: `The ${r.module} module is disabled for this tenant.`, code: 'module_disabled' });
+      expect(res.body).to.deep.equal({
+        message: `The ${r.module} module is disabled for this tenant.`,
+        code: 'module_disabled',
+      });
       expect(await snapshot(t.tenant.id)).to.deep.equal(before);
-      await env.knex('tenants').where({ id: t.tenant.id }).update({ modules: JSON.stringify([...MODULES]) });
-      const on = await app.request(r.method.toUpperCase(), concrete(r.path), { token: t.adminToken, body: r.body ? {} : undefined });
+      await env
+        .knex('tenants')
+        .where({ id: t.tenant.id })
+        .update({ modules: JSON.stringify([...MODULES]) });
+      const on = await app.request(r.method.toUpperCase(), concrete(r.path), {
+        token: t.adminToken,
+        body: r.body ? {} : undefined,
+      });
       expect(on.body.code).not.to.equal('module_disabled');
     });
   }
@@ -112,7 +167,10 @@ describe('route guards generated from the route table (permissions, module switc
     it(`${r.method.toUpperCase()} ${r.path}: 403 demo_guard_blocked on a demo tenant, nothing changed`, async () => {
       const t = await makeTenant({ demo: true });
       const before = await snapshot(t.tenant.id);
-      const res = await app.request(r.method.toUpperCase(), concrete(r.path), { token: t.adminToken, body: r.body ? {} : undefined });
+      const res = await app.request(r.method.toUpperCase(), concrete(r.path), {
+        token: t.adminToken,
+        body: r.body ? {} : undefined,
+      });
       expect(res.status).to.equal(403);
       expect(res.body.code).to.equal('demo_guard_blocked');
       expect(res.body.message).to.include(r.demoAction!);

@@ -16,17 +16,23 @@ describe('GET /api/audit-logs', () => {
     b = await makeTenant();
   });
 
-  it('records token creation and revocation in the tenant\'s audit log, never the token, and lists them newest first', async () => {
+  it("records token creation and revocation in the tenant's audit log, never the token, and lists them newest first", async () => {
     const created = await app.request('POST', '/api/integrations/api-tokens', {
-      token: a.adminToken, body: { name: 'billing sync', access: 'read' },
+      token: a.adminToken,
+      body: { name: 'billing sync', access: 'read' },
     });
     expect(created.status).to.equal(201);
     const id = created.body.data.id;
-    expect((await app.request('DELETE', `/api/integrations/api-tokens/${id}`, { token: a.adminToken })).status).to.equal(200);
+    expect(
+      (await app.request('DELETE', `/api/integrations/api-tokens/${id}`, { token: a.adminToken })).status,
+    ).to.equal(200);
     const res = await app.request('GET', '/api/audit-logs?action=integrations.', { token: a.adminToken });
     expect(res.status).to.equal(200);
     expect(res.body.total).to.equal(2);
-    expect(res.body.data.map((e: { action: string }) => e.action)).to.deep.equal(['integrations.token_revoked', 'integrations.token_created']);
+    expect(res.body.data.map((e: { action: string }) => e.action)).to.deep.equal([
+      'integrations.token_revoked',
+      'integrations.token_created',
+    ]);
     const [revoked, made] = res.body.data;
     expect(made.subject).to.deep.equal({ type: 'auth_tokens', id });
     expect(made.user).to.deep.include({ id: a.admin.id, email: a.admin.email });
@@ -36,7 +42,7 @@ describe('GET /api/audit-logs', () => {
     expect(JSON.stringify(res.body)).not.to.include(created.body.token);
   });
 
-  it('filters by user, exact action, subject and days of the tenant\'s zone (Asia/Jakarta), and stays in the tenant', async () => {
+  it("filters by user, exact action, subject and days of the tenant's zone (Asia/Jakarta), and stays in the tenant", async () => {
     const other = await makeUser(a.tenant.id, 'Administrator');
     const at = async (action: string, userId: number, iso: string, subjectId = 7) => {
       const rowId = await recordAudit(a.scope, { userId, action, subject: { type: 'invoices', id: subjectId } });
@@ -51,11 +57,14 @@ describe('GET /api/audit-logs', () => {
     const list = async (q: string) => (await app.request('GET', `/api/audit-logs?${q}`, { token: a.adminToken })).body;
 
     expect((await list('action=finance.invoice_paid')).total).to.equal(2);
-    expect((await list(`action=finance.invoice_paid&user_id=${other.id}`)).data.map((e: { subject: unknown }) => e.subject))
-      .to.deep.equal([{ type: 'invoices', id: 8 }]);
+    expect(
+      (await list(`action=finance.invoice_paid&user_id=${other.id}`)).data.map((e: { subject: unknown }) => e.subject),
+    ).to.deep.equal([{ type: 'invoices', id: 8 }]);
     expect((await list('subject_type=invoices&subject_id=7')).total).to.equal(1);
     expect((await list(`action=finance.invoice_paid&date_from=${d}&date_to=${d}`)).data[0].subject.id).to.equal(7);
-    expect((await list(`action=finance.invoice_paid&date_from=${next}&date_to=${next}`)).data[0].subject.id).to.equal(8);
+    expect((await list(`action=finance.invoice_paid&date_from=${next}&date_to=${next}`)).data[0].subject.id).to.equal(
+      8,
+    );
     const page = await list('action=finance.invoice_paid&per_page=1&page=2');
     expect(page).to.deep.include({ current_page: 2, per_page: 1, total: 2, last_page: 2, from: 2, to: 2 });
   });

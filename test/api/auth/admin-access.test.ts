@@ -1,7 +1,14 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
-import { makeIntegrationToken, makeTenant, makeUser, PASSWORD, seedBasics, type TenantFixture } from '../../helpers/fixtures.js';
+import {
+  makeIntegrationToken,
+  makeTenant,
+  makeUser,
+  PASSWORD,
+  seedBasics,
+  type TenantFixture,
+} from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
 import { createPlatformAdmin } from '../../../api/tenants/service.js';
 import { login } from '../../../api/auth/service.js';
@@ -9,7 +16,10 @@ import { openBoardSession } from '../../../api/board/session.js';
 import { mintToken } from '../../../lib/token.js';
 
 /** The ids an admin endpoint is called with: a token of the tenant and a ticket of the tenant. */
-interface Ids { tokenId: number; ticketId: number }
+interface Ids {
+  tokenId: number;
+  ticketId: number;
+}
 
 /** One endpoint of the admin side that takes an admin login token (document 1 token management, PATCH ticket). */
 interface AdminEndpoint {
@@ -23,16 +33,51 @@ interface AdminEndpoint {
 }
 
 const ADMIN_ENDPOINTS: AdminEndpoint[] = [
-  { name: 'tokens.list', method: 'GET', path: () => '/api/integrations/api-tokens', permission: 'settings.manage', demoBlocked: false },
-  { name: 'tokens.create', method: 'POST', path: () => '/api/integrations/api-tokens', body: { name: 'CRM' }, permission: 'settings.manage', demoBlocked: false },
-  { name: 'tokens.revoke', method: 'DELETE', path: (ids) => `/api/integrations/api-tokens/${ids.tokenId}`, permission: 'settings.manage', demoBlocked: false },
-  { name: 'tickets.status', method: 'PATCH', path: (ids) => `/api/tickets/${ids.ticketId}`, body: { status: 'closed' }, permission: 'tickets.update', demoBlocked: true },
+  {
+    name: 'tokens.list',
+    method: 'GET',
+    path: () => '/api/integrations/api-tokens',
+    permission: 'settings.manage',
+    demoBlocked: false,
+  },
+  {
+    name: 'tokens.create',
+    method: 'POST',
+    path: () => '/api/integrations/api-tokens',
+    body: { name: 'CRM' },
+    permission: 'settings.manage',
+    demoBlocked: false,
+  },
+  {
+    name: 'tokens.revoke',
+    method: 'DELETE',
+    path: (ids) => `/api/integrations/api-tokens/${ids.tokenId}`,
+    permission: 'settings.manage',
+    demoBlocked: false,
+  },
+  {
+    name: 'tickets.status',
+    method: 'PATCH',
+    path: (ids) => `/api/tickets/${ids.ticketId}`,
+    body: { status: 'closed' },
+    permission: 'tickets.update',
+    demoBlocked: true,
+  },
 ];
 
 /** Rows an admin endpoint could change, for "nothing changed". */
 async function snapshot(tenantIds: number[]): Promise<string> {
-  const tokens = await env.knex('auth_tokens').whereIn('tenant_id', tenantIds).where({ type: 'integration' }).orderBy('id').select('id', 'revoked_at', 'name');
-  const tickets = await env.knex('tickets').whereIn('tenant_id', tenantIds).orderBy('id').select('id', 'status', 'updated_at');
+  const tokens = await env
+    .knex('auth_tokens')
+    .whereIn('tenant_id', tenantIds)
+    .where({ type: 'integration' })
+    .orderBy('id')
+    .select('id', 'revoked_at', 'name');
+  const tickets = await env
+    .knex('tickets')
+    .whereIn('tenant_id', tenantIds)
+    .orderBy('id')
+    .select('id', 'status', 'updated_at');
   return JSON.stringify({ tokens, tickets });
 }
 
@@ -58,9 +103,14 @@ describe('admin login-token endpoints: access table (token management, PATCH /ap
     const own = await ids(a);
     const loginToken = async () => (await login(env.knex, { email: a.admin.email, password: PASSWORD })).token;
     const revoked = await loginToken();
-    await env.knex('auth_tokens').where({ id: Number(revoked.split('_')[1]) }).update({ revoked_at: env.knex.fn.now() });
+    await env
+      .knex('auth_tokens')
+      .where({ id: Number(revoked.split('_')[1]) })
+      .update({ revoked_at: env.knex.fn.now() });
     const expired = await loginToken();
-    await env.knex('auth_tokens').where({ id: Number(expired.split('_')[1]) })
+    await env
+      .knex('auth_tokens')
+      .where({ id: Number(expired.split('_')[1]) })
       .update({ expires_at: new Date(Date.now() - 3600_000) });
     const loggedOut = await loginToken();
     expect((await app.request('POST', '/api/auth/logout', { token: loggedOut })).status).to.equal(200);
@@ -69,17 +119,30 @@ describe('admin login-token endpoints: access table (token management, PATCH /ap
     const unknownId = mintToken('login', 2_000_000_000).token;
     const integration = (await makeIntegrationToken(a, 'read_write')).token;
     const credentials: [string, string | undefined, Record<string, string>?][] = [
-      ['no token', undefined], ['garbage', 'garbage'], ['wrong checksum', wrongChecksum], ['unknown id', unknownId],
-      ['revoked login token', revoked], ['expired login token', expired], ['logged-out login token', loggedOut],
-      ['integration token', integration], ['board session token', board],
-      ['Basic scheme', undefined, { authorization: `Basic ${Buffer.from(`${a.admin.email}:${PASSWORD}`).toString('base64')}` }],
+      ['no token', undefined],
+      ['garbage', 'garbage'],
+      ['wrong checksum', wrongChecksum],
+      ['unknown id', unknownId],
+      ['revoked login token', revoked],
+      ['expired login token', expired],
+      ['logged-out login token', loggedOut],
+      ['integration token', integration],
+      ['board session token', board],
+      [
+        'Basic scheme',
+        undefined,
+        { authorization: `Basic ${Buffer.from(`${a.admin.email}:${PASSWORD}`).toString('base64')}` },
+      ],
     ];
     const before = await snapshot([a.tenant.id]);
     for (const e of ADMIN_ENDPOINTS) {
       for (const [label, token, headers] of credentials) {
         const res = await app.request(e.method, e.path(own), { token, headers, body: e.body });
         expect(res.status, `${e.name} / ${label}`).to.equal(401);
-        expect(res.body, `${e.name} / ${label}`).to.deep.equal({ message: 'Unauthenticated.', code: 'UNAUTHENTICATED' });
+        expect(res.body, `${e.name} / ${label}`).to.deep.equal({
+          message: 'Unauthenticated.',
+          code: 'UNAUTHENTICATED',
+        });
         expect(res.headers.get('content-type')).to.match(/^application\/json/);
         expect(res.headers.get('location'), `${e.name} / ${label}`).to.equal(null);
       }
@@ -97,7 +160,10 @@ describe('admin login-token endpoints: access table (token management, PATCH /ap
     const platform = (await login(env.knex, { email, password: PASSWORD })).token;
     const before = await snapshot([a.tenant.id]);
     for (const e of ADMIN_ENDPOINTS) {
-      const callers: [string, string][] = [['user without roles', noRoles.token], ['platform admin', platform]];
+      const callers: [string, string][] = [
+        ['user without roles', noRoles.token],
+        ['platform admin', platform],
+      ];
       if (e.permission === 'settings.manage') callers.push(['technician', tech.token]);
       for (const [label, token] of callers) {
         const res = await app.request(e.method, e.path(own), { token, body: e.body });
@@ -121,7 +187,7 @@ describe('admin login-token endpoints: access table (token management, PATCH /ap
     expect(await snapshot([a.tenant.id, b.tenant.id])).to.equal(before);
   });
 
-  it('refuses exactly the demo guard\'s actions on a demo tenant (403 demo_guard_blocked, nothing changed); token management stays open', async () => {
+  it("refuses exactly the demo guard's actions on a demo tenant (403 demo_guard_blocked, nothing changed); token management stays open", async () => {
     const demo = await makeTenant({ demo: true });
     for (const e of ADMIN_ENDPOINTS) {
       const own = await ids(demo);

@@ -6,10 +6,15 @@ import { env } from '../../helpers/env.js';
 describe('login, me, logout (DESIGN.md §5)', () => {
   let app: TestApp;
   let a: TenantFixture;
-  before(async () => { app = await startTestApp(); a = await makeTenant(); });
+  before(async () => {
+    app = await startTestApp();
+    a = await makeTenant();
+  });
 
   it('logs in with e-mail and password and answers the documented shape', async () => {
-    const res = await app.request('POST', '/api/auth/login', { body: { email: a.admin.email.toUpperCase(), password: PASSWORD } });
+    const res = await app.request('POST', '/api/auth/login', {
+      body: { email: a.admin.email.toUpperCase(), password: PASSWORD },
+    });
     expect(res.status).to.equal(200);
     expect(res.body.token_type).to.equal('Bearer');
     expect(res.body.token).to.match(/^ispl_\d+_[0-9a-f]{72}$/);
@@ -24,8 +29,12 @@ describe('login, me, logout (DESIGN.md §5)', () => {
   });
 
   it('refuses a wrong password and an unknown e-mail with the same 401', async () => {
-    const wrong = await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: 'nope-nope-nope' } });
-    const unknown = await app.request('POST', '/api/auth/login', { body: { email: 'nobody@example.test', password: PASSWORD } });
+    const wrong = await app.request('POST', '/api/auth/login', {
+      body: { email: a.admin.email, password: 'nope-nope-nope' },
+    });
+    const unknown = await app.request('POST', '/api/auth/login', {
+      body: { email: 'nobody@example.test', password: PASSWORD },
+    });
     expect(wrong.status).to.equal(401);
     expect(unknown.status).to.equal(401);
     expect(wrong.body).to.deep.equal(unknown.body);
@@ -42,7 +51,9 @@ describe('login, me, logout (DESIGN.md §5)', () => {
   });
 
   it('me answers the user; logout revokes the token', async () => {
-    const { body } = await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: PASSWORD } });
+    const { body } = await app.request('POST', '/api/auth/login', {
+      body: { email: a.admin.email, password: PASSWORD },
+    });
     const me = await app.request('GET', '/api/auth/me', { token: body.token });
     expect(me.status).to.equal(200);
     expect(me.body.user.id).to.equal(a.admin.id);
@@ -52,9 +63,14 @@ describe('login, me, logout (DESIGN.md §5)', () => {
   });
 
   it('refuses an expired login token', async () => {
-    const { body } = await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: PASSWORD } });
+    const { body } = await app.request('POST', '/api/auth/login', {
+      body: { email: a.admin.email, password: PASSWORD },
+    });
     const id = Number(body.token.split('_')[1]);
-    await env.knex('auth_tokens').where({ id }).update({ expires_at: new Date(Date.now() - 3600_000) });
+    await env
+      .knex('auth_tokens')
+      .where({ id })
+      .update({ expires_at: new Date(Date.now() - 3600_000) });
     expect((await app.request('GET', '/api/auth/me', { token: body.token })).status).to.equal(401);
   });
 
@@ -67,14 +83,20 @@ describe('login, me, logout (DESIGN.md §5)', () => {
 
 describe('login throttling (POST /api/auth/login)', () => {
   it('refuses with 429 RATE_LIMITED and Retry-After after the allowed failures, even with the right password; other e-mails unaffected', async () => {
-    const app = await startTestApp({ loginThrottle: { points: 3, durationSeconds: 900, keyPrefix: `t-login-${process.pid}-${Date.now()}` } });
+    const app = await startTestApp({
+      loginThrottle: { points: 3, durationSeconds: 900, keyPrefix: `t-login-${process.pid}-${Date.now()}` },
+    });
     const a = await makeTenant();
     const b = await makeTenant();
     for (let i = 0; i < 3; i++) {
-      const r = await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: 'wrong-password' } });
+      const r = await app.request('POST', '/api/auth/login', {
+        body: { email: a.admin.email, password: 'wrong-password' },
+      });
       expect(r.status).to.equal(401);
     }
-    const blocked = await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: PASSWORD } });
+    const blocked = await app.request('POST', '/api/auth/login', {
+      body: { email: a.admin.email, password: PASSWORD },
+    });
     expect(blocked.status).to.equal(429);
     expect(blocked.body.code).to.equal('RATE_LIMITED');
     expect(Number(blocked.headers.get('retry-after'))).to.be.greaterThan(0);
@@ -84,11 +106,23 @@ describe('login throttling (POST /api/auth/login)', () => {
   });
 
   it('a successful login clears the counter of that IP and e-mail', async () => {
-    const app = await startTestApp({ loginThrottle: { points: 2, durationSeconds: 900, keyPrefix: `t-login2-${process.pid}-${Date.now()}` } });
+    const app = await startTestApp({
+      loginThrottle: { points: 2, durationSeconds: 900, keyPrefix: `t-login2-${process.pid}-${Date.now()}` },
+    });
     const a = await makeTenant();
-    expect((await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: 'wrong-password' } })).status).to.equal(401);
-    expect((await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: PASSWORD } })).status).to.equal(200);
-    expect((await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: 'wrong-password' } })).status).to.equal(401);
-    expect((await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: PASSWORD } })).status).to.equal(200);
+    expect(
+      (await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: 'wrong-password' } }))
+        .status,
+    ).to.equal(401);
+    expect(
+      (await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: PASSWORD } })).status,
+    ).to.equal(200);
+    expect(
+      (await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: 'wrong-password' } }))
+        .status,
+    ).to.equal(401);
+    expect(
+      (await app.request('POST', '/api/auth/login', { body: { email: a.admin.email, password: PASSWORD } })).status,
+    ).to.equal(200);
   });
 });

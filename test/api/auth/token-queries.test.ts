@@ -22,7 +22,9 @@ describe('token checks and database queries (malformed tokens cost no query)', (
   async function queriesOf(method: string, path: string, token?: string): Promise<{ status: number; sql: string[] }> {
     await env.knex.raw('select 1'); // lets any earlier fire-and-forget write land before counting
     const sql: string[] = [];
-    const listener = (q: { sql: string }) => { sql.push(q.sql); };
+    const listener = (q: { sql: string }) => {
+      sql.push(q.sql);
+    };
     env.knex.on('query', listener);
     try {
       const res = await app.request(method, path, { token });
@@ -58,7 +60,11 @@ describe('token checks and database queries (malformed tokens cost no query)', (
     expect(unknown.status).to.equal(401);
     expect(unknown.sql).to.have.length(1);
     const sql = unknown.sql[0].replace(/"/g, '').replace(/\s+/g, ' ').toLowerCase(); // knex builder or a raw statement
-    expect(sql).to.match(/from auth_tokens/).and.match(/revoked_at is null/).and.match(/expires_at/).and.match(/\btype = /);
+    expect(sql)
+      .to.match(/from auth_tokens/)
+      .and.match(/revoked_at is null/)
+      .and.match(/expires_at/)
+      .and.match(/\btype = /);
     const t = await makeIntegrationToken(a, 'read');
     await env.knex('auth_tokens').where({ id: t.data.id }).update({ revoked_at: env.knex.fn.now() });
     const revoked = await queriesOf('GET', '/api/external/v1/health', t.token);

@@ -14,12 +14,19 @@ class Browser {
   lastSetCookie: string[] = [];
   constructor(readonly base: string) {}
 
-  async fetch(method: string, path: string, opts: { form?: Record<string, string>; json?: unknown; headers?: Record<string, string> } = {}) {
+  async fetch(
+    method: string,
+    path: string,
+    opts: { form?: Record<string, string>; json?: unknown; headers?: Record<string, string> } = {},
+  ) {
     const headers: Record<string, string> = { ...opts.headers };
     if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     let body: string | URLSearchParams | undefined;
     if (opts.form) body = new URLSearchParams(opts.form);
-    if (opts.json !== undefined) { body = JSON.stringify(opts.json); headers['content-type'] = 'application/json'; }
+    if (opts.json !== undefined) {
+      body = JSON.stringify(opts.json);
+      headers['content-type'] = 'application/json';
+    }
     const res = await fetch(this.base + path, { method, headers, body, redirect: 'manual' });
     this.lastSetCookie = res.headers.getSetCookie();
     for (const c of this.lastSetCookie) {
@@ -27,11 +34,16 @@ class Browser {
       const i = pair.indexOf('=');
       const name = pair.slice(0, i).trim();
       const value = pair.slice(i + 1).trim();
-      if (!value || /expires=Thu, 01 Jan 1970/i.test(c)) this.cookies.delete(name); else this.cookies.set(name, value);
+      if (!value || /expires=Thu, 01 Jan 1970/i.test(c)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
     }
     const text = await res.text();
     let json: any = null;
-    try { json = JSON.parse(text); } catch { json = null; }
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = null;
+    }
     return { status: res.status, headers: res.headers, text, json };
   }
 
@@ -69,7 +81,12 @@ describe('bull-board at /admin/queues behind the platform-admin sign-in', () => 
       expect(res.headers.get('location'), path).to.match(/^\/admin\/login\?next=/);
       expect(res.text, path).not.to.match(/<script|__basePath__/);
     }
-    for (const [method, path] of [['GET', '/admin/queues/api/queues'], ['GET', '/admin/queues/api/redis/stats'], ['PUT', '/admin/queues/api/queues/invoice-overdue/pause'], ['POST', '/admin/queues/api/queues/ticket-sla/add']] as const) {
+    for (const [method, path] of [
+      ['GET', '/admin/queues/api/queues'],
+      ['GET', '/admin/queues/api/redis/stats'],
+      ['PUT', '/admin/queues/api/queues/invoice-overdue/pause'],
+      ['POST', '/admin/queues/api/queues/ticket-sla/add'],
+    ] as const) {
       const res = await b.fetch(method, path, method === 'GET' ? {} : { json: {} });
       expect(res.status, `${method} ${path}`).to.equal(401);
       expect(res.headers.get('content-type')).to.match(/application\/json/);
@@ -91,18 +108,23 @@ describe('bull-board at /admin/queues behind the platform-admin sign-in', () => 
     expect(page.headers.get('content-security-policy')).to.include("frame-ancestors 'none'");
     expect(page.text).to.include('<form method="post" action="/admin/login">');
     const cookie = b.lastSetCookie.find((c) => c.startsWith('isp_board_csrf='))!;
-    expect(cookie).to.match(/httponly/i).and.to.match(/samesite=strict/i).and.to.match(/path=\/admin/i);
+    expect(cookie)
+      .to.match(/httponly/i)
+      .and.to.match(/samesite=strict/i)
+      .and.to.match(/path=\/admin/i);
     expect(page.text).to.include(`value="${b.cookies.get('isp_board_csrf')}"`);
   });
 
-  it('refuses a tenant admin\'s correct credentials and opens no session', async () => {
+  it("refuses a tenant admin's correct credentials and opens no session", async () => {
     const t = await makeTenant();
     const b = new Browser(app.url);
     const res = await b.login(t.admin.email, PASSWORD);
     expect(res.status).to.equal(401);
     expect(res.text).to.include('These credentials do not match a platform admin account.');
     expect(b.cookies.has('isp_board_session')).to.equal(false);
-    expect(await env.knex('auth_tokens').where({ user_id: t.admin.id, type: 'board' }).count('* as n').first()).to.deep.equal({ n: 0 });
+    expect(
+      await env.knex('auth_tokens').where({ user_id: t.admin.id, type: 'board' }).count('* as n').first(),
+    ).to.deep.equal({ n: 0 });
     expect((await b.fetch('GET', '/admin/queues/api/queues')).status).to.equal(401);
   });
 
@@ -121,10 +143,17 @@ describe('bull-board at /admin/queues behind the platform-admin sign-in', () => 
     expect(res.status).to.equal(303);
     expect(res.headers.get('location')).to.equal('/admin/queues');
     const cookie = b.lastSetCookie.find((c) => c.startsWith('isp_board_session='))!;
-    expect(cookie).to.match(/httponly/i).and.to.match(/samesite=lax/i).and.to.match(/path=\/admin/i).and.to.match(/expires=/i);
+    expect(cookie)
+      .to.match(/httponly/i)
+      .and.to.match(/samesite=lax/i)
+      .and.to.match(/path=\/admin/i)
+      .and.to.match(/expires=/i);
     const token = b.cookies.get('isp_board_session')!;
     expect(token).to.match(/^ispb_\d+_[0-9a-f]{72}$/);
-    const row = await env.knex('auth_tokens').where({ id: Number(token.split('_')[1]) }).first();
+    const row = await env
+      .knex('auth_tokens')
+      .where({ id: Number(token.split('_')[1]) })
+      .first();
     expect(row).to.include({ type: 'board', user_id: admin.id, tenant_id: null, revoked_at: null });
     expect(Buffer.compare(row.token_hash, hashToken(token))).to.equal(0);
     // 12 h from the moment of the login, however long the request took
@@ -140,7 +169,9 @@ describe('bull-board at /admin/queues behind the platform-admin sign-in', () => 
     const ui = await b.fetch('GET', '/admin/queues');
     expect(ui.status).to.equal(200);
     expect(ui.headers.get('content-type')).to.match(/text\/html/);
-    expect(ui.text).to.include('/admin/queues/').and.to.match(/<script/);
+    expect(ui.text)
+      .to.include('/admin/queues/')
+      .and.to.match(/<script/);
     const script = /src="(static\/js\/[^"]+\.js)"/.exec(ui.text)![1];
     const asset = await b.fetch('GET', `/admin/queues/${script}`);
     expect(asset.status).to.equal(200);
@@ -151,15 +182,22 @@ describe('bull-board at /admin/queues behind the platform-admin sign-in', () => 
   it('refuses a sign-in or sign-out with a bad or missing CSRF token (403), leaving the session intact', async () => {
     const b = new Browser(app.url);
     await b.csrf();
-    const wrong = await b.fetch('POST', '/admin/login', { form: { _csrf: 'f'.repeat(64), email: admin.email, password: adminPassword } });
+    const wrong = await b.fetch('POST', '/admin/login', {
+      form: { _csrf: 'f'.repeat(64), email: admin.email, password: adminPassword },
+    });
     expect(wrong.status).to.equal(403);
     expect(b.cookies.has('isp_board_session')).to.equal(false);
     const fresh = new Browser(app.url);
-    const noCookie = await fresh.fetch('POST', '/admin/login', { form: { _csrf: 'a'.repeat(64), email: admin.email, password: adminPassword } });
+    const noCookie = await fresh.fetch('POST', '/admin/login', {
+      form: { _csrf: 'a'.repeat(64), email: admin.email, password: adminPassword },
+    });
     expect(noCookie.status).to.equal(403);
     const foreignOrigin = new Browser(app.url);
     const csrf = await foreignOrigin.csrf();
-    const cross = await foreignOrigin.fetch('POST', '/admin/login', { form: { _csrf: csrf, email: admin.email, password: adminPassword }, headers: { origin: 'https://evil.example' } });
+    const cross = await foreignOrigin.fetch('POST', '/admin/login', {
+      form: { _csrf: csrf, email: admin.email, password: adminPassword },
+      headers: { origin: 'https://evil.example' },
+    });
     expect(cross.status).to.equal(403);
 
     expect((await b.login(admin.email, adminPassword)).status).to.equal(303);
@@ -171,7 +209,10 @@ describe('bull-board at /admin/queues behind the platform-admin sign-in', () => 
   it('refuses cross-origin writes to the board API even with a session', async () => {
     const b = new Browser(app.url);
     expect((await b.login(admin.email, adminPassword)).status).to.equal(303);
-    const res = await b.fetch('PUT', '/admin/queues/api/queues/invoice-overdue/pause', { json: {}, headers: { origin: 'https://evil.example' } });
+    const res = await b.fetch('PUT', '/admin/queues/api/queues/invoice-overdue/pause', {
+      json: {},
+      headers: { origin: 'https://evil.example' },
+    });
     expect(res.status).to.equal(403);
     expect(res.json.code).to.equal('FORBIDDEN');
   });
@@ -187,7 +228,10 @@ describe('bull-board at /admin/queues behind the platform-admin sign-in', () => 
     expect(out.status).to.equal(303);
     expect(out.headers.get('location')).to.equal('/admin/login');
     expect(b.cookies.has('isp_board_session')).to.equal(false);
-    const row = await env.knex('auth_tokens').where({ id: Number(token.split('_')[1]) }).first();
+    const row = await env
+      .knex('auth_tokens')
+      .where({ id: Number(token.split('_')[1]) })
+      .first();
     expect(row.revoked_at).to.be.instanceOf(Date);
     b.cookies.set('isp_board_session', token);
     expect((await b.fetch('GET', '/admin/queues/api/queues')).status).to.equal(401);
@@ -204,14 +248,21 @@ describe('bull-board at /admin/queues behind the platform-admin sign-in', () => 
     await env.knex('users').where({ id: other.id }).update({ is_platform_admin: true });
     expect((await b.fetch('GET', '/admin/queues/api/queues')).status).to.equal(200);
     const id = Number(b.cookies.get('isp_board_session')!.split('_')[1]);
-    await env.knex('auth_tokens').where({ id }).update({ expires_at: new Date(Date.now() - 3600_000) });
+    await env
+      .knex('auth_tokens')
+      .where({ id })
+      .update({ expires_at: new Date(Date.now() - 3600_000) });
     expect((await b.fetch('GET', '/admin/queues/api/queues')).status).to.equal(401);
   });
 
   it('throttles failed sign-ins per IP and e-mail: the sixth attempt within a minute gets 429, even with the right password', async () => {
-    const victim = await createPlatformAdmin(env.knex, { email: `ops-${uniq()}@example.test`, password: adminPassword });
+    const victim = await createPlatformAdmin(env.knex, {
+      email: `ops-${uniq()}@example.test`,
+      password: adminPassword,
+    });
     const b = new Browser(app.url);
-    for (let i = 0; i < 5; i++) expect((await b.login(victim.email, `wrong-${i}`)).status, `attempt ${i + 1}`).to.equal(401);
+    for (let i = 0; i < 5; i++)
+      expect((await b.login(victim.email, `wrong-${i}`)).status, `attempt ${i + 1}`).to.equal(401);
     const blocked = await b.login(victim.email, adminPassword);
     expect(blocked.status).to.equal(429);
     expect(Number(blocked.headers.get('retry-after'))).to.be.within(1, 60);

@@ -45,12 +45,22 @@ export function structuralProblems(doc: Json): string[] {
   const tagNames = new Set((doc.tags ?? []).map((t: Json) => t.name));
   const schemes = new Set(Object.keys(doc.components?.securitySchemes ?? {}));
   const opIds = new Map<string, string>();
-  const ajv = new Ajv2020({ strict: true, strictTypes: false, strictTuples: false, strictRequired: false, allErrors: true });
+  const ajv = new Ajv2020({
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    strictRequired: false,
+    allErrors: true,
+  });
   (addFormats as unknown as (a: Ajv2020) => void)(ajv);
   ajv.addVocabulary(['discriminator', 'xml', 'externalDocs', 'example']);
   const compileSchema = (s: unknown, where: string) => {
     if (s && typeof s === 'object' && '$ref' in (s as Json)) return;
-    try { ajv.compile(s as Json); } catch (e) { problems.push(`${where}: schema does not compile: ${(e as Error).message}`); }
+    try {
+      ajv.compile(s as Json);
+    } catch (e) {
+      problems.push(`${where}: schema does not compile: ${(e as Error).message}`);
+    }
   };
 
   for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
@@ -58,38 +68,51 @@ export function structuralProblems(doc: Json): string[] {
     const inPath = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
     for (const [method, op] of Object.entries<Json>(item)) {
       const where = `${method.toUpperCase()} ${path}`;
-      if (!METHODS.includes(method)) { problems.push(`${where}: unknown method`); continue; }
+      if (!METHODS.includes(method)) {
+        problems.push(`${where}: unknown method`);
+        continue;
+      }
       if (typeof op.operationId !== 'string' || !op.operationId) problems.push(`${where}: operationId missing`);
-      else if (opIds.has(op.operationId)) problems.push(`${where}: operationId ${op.operationId} also used by ${opIds.get(op.operationId)}`);
+      else if (opIds.has(op.operationId))
+        problems.push(`${where}: operationId ${op.operationId} also used by ${opIds.get(op.operationId)}`);
       else opIds.set(op.operationId, where);
       for (const t of op.tags ?? []) if (!tagNames.has(t)) problems.push(`${where}: tag ${t} not declared`);
       if (!Array.isArray(op.security)) problems.push(`${where}: security not stated`);
-      for (const req of op.security ?? []) for (const s of Object.keys(req)) if (!schemes.has(s)) problems.push(`${where}: security scheme ${s} not declared`);
+      for (const req of op.security ?? [])
+        for (const s of Object.keys(req))
+          if (!schemes.has(s)) problems.push(`${where}: security scheme ${s} not declared`);
       const responses = Object.entries<Json>(op.responses ?? {});
       if (!responses.length) problems.push(`${where}: no responses`);
       for (const [status, r] of responses) {
         if (!/^[1-5]\d\d$/.test(status)) problems.push(`${where}: bad status ${status}`);
-        if (typeof r.description !== 'string' || !r.description) problems.push(`${where} ${status}: description missing`);
-        for (const [type, media] of Object.entries<Json>(r.content ?? {})) compileSchema(media.schema, `${where} ${status} ${type}`);
+        if (typeof r.description !== 'string' || !r.description)
+          problems.push(`${where} ${status}: description missing`);
+        for (const [type, media] of Object.entries<Json>(r.content ?? {}))
+          compileSchema(media.schema, `${where} ${status} ${type}`);
       }
       const params: Json[] = op.parameters ?? [];
       const pathParams = params.filter((p) => p.in === 'path');
       const declared = pathParams.map((p) => p.name).sort();
-      if (JSON.stringify(declared) !== JSON.stringify(inPath)) problems.push(`${where}: path parameters ${declared} != template ${inPath}`);
-      for (const p of pathParams) if (p.required !== true) problems.push(`${where}: path parameter ${p.name} not required`);
+      if (JSON.stringify(declared) !== JSON.stringify(inPath))
+        problems.push(`${where}: path parameters ${declared} != template ${inPath}`);
+      for (const p of pathParams)
+        if (p.required !== true) problems.push(`${where}: path parameter ${p.name} not required`);
       const seen = new Set<string>();
       for (const p of params) {
-        if (!['path', 'query', 'header', 'cookie'].includes(p.in)) problems.push(`${where}: parameter ${p.name} in ${p.in}`);
+        if (!['path', 'query', 'header', 'cookie'].includes(p.in))
+          problems.push(`${where}: parameter ${p.name} in ${p.in}`);
         if (seen.has(`${p.in}:${p.name}`)) problems.push(`${where}: parameter ${p.name} twice`);
         seen.add(`${p.in}:${p.name}`);
         compileSchema(p.schema, `${where} parameter ${p.name}`);
       }
-      for (const [type, media] of Object.entries<Json>(op.requestBody?.content ?? {})) compileSchema(media.schema, `${where} body ${type}`);
+      for (const [type, media] of Object.entries<Json>(op.requestBody?.content ?? {}))
+        compileSchema(media.schema, `${where} body ${type}`);
     }
   }
   for (const [name, s] of Object.entries(doc.components?.schemas ?? {})) compileSchema(s, `components.schemas.${name}`);
   walk(doc, '#', (node, at) => {
-    if (typeof node.$ref === 'string' && resolve(doc, node.$ref) === undefined) problems.push(`${at}: $ref ${node.$ref} does not resolve`);
+    if (typeof node.$ref === 'string' && resolve(doc, node.$ref) === undefined)
+      problems.push(`${at}: $ref ${node.$ref} does not resolve`);
   });
   return problems;
 }

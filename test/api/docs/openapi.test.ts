@@ -32,16 +32,30 @@ describe('OpenAPI document and /docs (issue 2 item 11)', () => {
 
   before(async () => {
     const queues = createQueues(env.redisUrl, { prefix: `{test-docs-${process.pid}}` });
-    const logger = createLogger('silent', new Writable({ write(_c, _e, cb) { cb(); } }) as never);
+    const logger = createLogger(
+      'silent',
+      new Writable({
+        write(_c, _e, cb) {
+          cb();
+        },
+      }) as never,
+    );
     const built = createApp({
-      knex: env.knex, redis: env.redis, logger, queues,
+      knex: env.knex,
+      redis: env.redis,
+      logger,
+      queues,
       config: { publicBaseUrl: 'http://api.example.test', rateLimit: { points: 100000, durationSeconds: 60 } },
     });
     router = built.router;
     const server = http.createServer(built.app.callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    registerCleanup(async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); await queues.close(); });
+    registerCleanup(async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await queues.close();
+    });
     const res = await fetch(`${url}/openapi.json`);
     doc = await res.json();
   });
@@ -74,13 +88,16 @@ describe('OpenAPI document and /docs (issue 2 item 11)', () => {
     const served = new Set(routerOperations(router).map((o) => `${o.method} ${toOpenApiPath(o.path)}`));
     const extra: string[] = [];
     for (const [path, item] of Object.entries<Record<string, unknown>>(doc.paths)) {
-      for (const method of Object.keys(item)) if (!served.has(`${method} ${path}`)) extra.push(`${method.toUpperCase()} ${path}`);
+      for (const method of Object.keys(item))
+        if (!served.has(`${method} ${path}`)) extra.push(`${method.toUpperCase()} ${path}`);
     }
     expect(extra).to.deep.equal([]);
   });
 
   it('keeps the route table order: document 1 and login endpoints first', () => {
-    const documented = Object.entries<Record<string, unknown>>(doc.paths).flatMap(([p, item]) => Object.keys(item).map((m) => `${m} ${p}`));
+    const documented = Object.entries<Record<string, unknown>>(doc.paths).flatMap(([p, item]) =>
+      Object.keys(item).map((m) => `${m} ${p}`),
+    );
     const table = [...new Set(webRoutes.map((r) => toOpenApiPath(r.path)))];
     expect(Object.keys(doc.paths)).to.deep.equal(table);
     expect(documented.length).to.equal(webRoutes.length);
@@ -88,20 +105,38 @@ describe('OpenAPI document and /docs (issue 2 item 11)', () => {
     const lastDoc1 = webRoutes.map((r) => ['external', 'integrations', 'auth'].includes(r.tag)).lastIndexOf(true);
     if (firstNonDoc1 !== -1) expect(lastDoc1).to.be.lessThan(firstNonDoc1);
     expect(doc.paths['/api/auth/login'].post.security).to.deep.equal([]);
-    expect(doc.paths['/api/integrations/api-tokens/{id}'].delete.parameters[0]).to.include({ name: 'id', in: 'path', required: true });
+    expect(doc.paths['/api/integrations/api-tokens/{id}'].delete.parameters[0]).to.include({
+      name: 'id',
+      in: 'path',
+      required: true,
+    });
   });
 
-  it('states each route\'s auth, and the error responses its flags imply', () => {
+  it("states each route's auth, and the error responses its flags imply", () => {
     for (const def of webRoutes) {
       const op = doc.paths[toOpenApiPath(def.path)][def.method];
       const where = `${def.method} ${def.path}`;
-      const expected = def.auth === 'public' ? [] : [{ [def.auth === 'integration' ? 'integrationToken' : 'loginToken']: [] }];
+      const expected =
+        def.auth === 'public' ? [] : [{ [def.auth === 'integration' ? 'integrationToken' : 'loginToken']: [] }];
       expect(op.security, where).to.deep.equal(expected);
       expect(Object.hasOwn(op.responses, '401'), where).to.equal(def.auth !== 'public' || !!def.responses[401]);
-      expect(op.responses['500'].content['application/json'].schema, where).to.deep.equal({ $ref: '#/components/schemas/Error' });
+      expect(op.responses['500'].content['application/json'].schema, where).to.deep.equal({
+        $ref: '#/components/schemas/Error',
+      });
       if (def.params || def.query || def.body) expect(op.responses, where).to.have.property('422');
-      if (def.rateLimited) expect(op.responses['429'].headers, where).to.have.all.keys('X-Request-Id', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset');
-      if (def.idempotent) expect(op.parameters.map((p: any) => p.name), where).to.include('Idempotency-Key');
+      if (def.rateLimited)
+        expect(op.responses['429'].headers, where).to.have.all.keys(
+          'X-Request-Id',
+          'Retry-After',
+          'X-RateLimit-Limit',
+          'X-RateLimit-Remaining',
+          'X-RateLimit-Reset',
+        );
+      if (def.idempotent)
+        expect(
+          op.parameters.map((p: any) => p.name),
+          where,
+        ).to.include('Idempotency-Key');
       if (def.body) expect(op.requestBody.content['application/json'].schema, where).to.be.an('object');
     }
     expect(doc.components.securitySchemes.integrationToken).to.include({ type: 'http', scheme: 'bearer' });
@@ -115,7 +150,10 @@ describe('OpenAPI document and /docs (issue 2 item 11)', () => {
     const html = await res.text();
     const refs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
     for (const name of ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'docs-init.js']) {
-      expect(refs.some((r) => r.split('?')[0] === `/docs/assets/${name}`), name).to.equal(true);
+      expect(
+        refs.some((r) => r.split('?')[0] === `/docs/assets/${name}`),
+        name,
+      ).to.equal(true);
     }
     for (const ref of refs) expect(ref, 'no CDN').to.match(/^\/docs\/assets\//);
     const init = await (await fetch(`${url}/docs/assets/docs-init.js`)).text();
@@ -146,9 +184,16 @@ describe('OpenAPI document and /docs (issue 2 item 11)', () => {
 
   it('serves nothing outside the asset allow-list (path traversal answers 404)', async () => {
     const attempts = [
-      '/docs/assets/..%2fpackage.json', '/docs/assets/..%2F..%2F..%2Fpackage.json', '/docs/assets/%2e%2e%2fpackage.json',
-      '/docs/assets/package.json', '/docs/assets/index.html', '/docs/assets/swagger-initializer.js',
-      '/docs/assets/swagger-ui-bundle.js.map', '/docs/assets/constructor', '/docs/assets/__proto__', '/docs/assets/..%5cpackage.json',
+      '/docs/assets/..%2fpackage.json',
+      '/docs/assets/..%2F..%2F..%2Fpackage.json',
+      '/docs/assets/%2e%2e%2fpackage.json',
+      '/docs/assets/package.json',
+      '/docs/assets/index.html',
+      '/docs/assets/swagger-initializer.js',
+      '/docs/assets/swagger-ui-bundle.js.map',
+      '/docs/assets/constructor',
+      '/docs/assets/__proto__',
+      '/docs/assets/..%5cpackage.json',
     ];
     for (const path of attempts) {
       const res = await fetch(url + path);

@@ -2,7 +2,13 @@ import { expect } from 'chai';
 import { env } from '../../helpers/env.js';
 import { bareTenant } from '../../helpers/events.js';
 import {
-  EVENT_NAMES, MAX_PAYLOAD_BYTES, idempotencyKey, isEventName, publishEvent, registerSubscriber, subscribersFor,
+  EVENT_NAMES,
+  MAX_PAYLOAD_BYTES,
+  idempotencyKey,
+  isEventName,
+  publishEvent,
+  registerSubscriber,
+  subscribersFor,
   type EventName,
 } from '../../../api/events/service.js';
 
@@ -10,7 +16,9 @@ class Rollback extends Error {}
 
 describe('api/events/service.ts publishEvent (transactional outbox)', () => {
   let tenantId: number;
-  before(async () => { tenantId = await bareTenant(); });
+  before(async () => {
+    tenantId = await bareTenant();
+  });
 
   it('knows the events of document 2 "## Events"', () => {
     expect(EVENT_NAMES).to.deep.equal(['ticket_incident_created', 'wabot_inbound_message']);
@@ -18,7 +26,7 @@ describe('api/events/service.ts publishEvent (transactional outbox)', () => {
     expect(isEventName('ticket_incident_create')).to.equal(false);
   });
 
-  it('writes nothing when the caller\'s transaction rolls back', async () => {
+  it("writes nothing when the caller's transaction rolls back", async () => {
     let id = 0;
     try {
       await env.knex.transaction(async (trx) => {
@@ -37,8 +45,8 @@ describe('api/events/service.ts publishEvent (transactional outbox)', () => {
 
   it('writes exactly one undispatched row when the transaction commits', async () => {
     const before = Date.now();
-    const { id } = await env.knex.transaction(
-      (trx) => publishEvent(trx, tenantId, 'wabot_inbound_message', { message_id: 7 }),
+    const { id } = await env.knex.transaction((trx) =>
+      publishEvent(trx, tenantId, 'wabot_inbound_message', { message_id: 7 }),
     );
     const rows = await env.knex('event_outbox').where({ tenant_id: tenantId });
     expect(rows).to.have.length(1);
@@ -55,8 +63,12 @@ describe('api/events/service.ts publishEvent (transactional outbox)', () => {
   it('refuses unknown names, bad tenants and payloads that are not a small JSON object', async () => {
     const attempt = async (fn: (trx: Parameters<typeof publishEvent>[0]) => Promise<unknown>) => {
       try {
-        await env.knex.transaction(async (trx) => { await fn(trx); });
-      } catch (e) { return e as Error; }
+        await env.knex.transaction(async (trx) => {
+          await fn(trx);
+        });
+      } catch (e) {
+        return e as Error;
+      }
       return null;
     };
     const misspelt = 'ticket_incident_create' as EventName;
@@ -72,7 +84,9 @@ describe('api/events/service.ts publishEvent (transactional outbox)', () => {
     expect(tooBig).to.be.instanceOf(RangeError);
     const fk = await attempt((trx) => publishEvent(trx, 2_000_000_000, 'ticket_incident_created', { ticket_id: 1 }));
     expect((fk as Error & { code?: string }).code).to.equal('23503');
-    const written = await env.knex('event_outbox').where({ tenant_id: tenantId, name: 'ticket_incident_created' })
+    const written = await env
+      .knex('event_outbox')
+      .where({ tenant_id: tenantId, name: 'ticket_incident_created' })
       .count({ n: '*' });
     expect(written).to.deep.equal([{ n: 0 }]);
   });
@@ -90,7 +104,9 @@ describe('api/events/service.ts publishEvent (transactional outbox)', () => {
 
 describe('api/events/service.ts subscriber registry', () => {
   const unregister: (() => void)[] = [];
-  afterEach(() => { while (unregister.length) unregister.pop()!(); });
+  afterEach(() => {
+    while (unregister.length) unregister.pop()!();
+  });
 
   it('lists the subscribers of a name in registration order, "*" receiving every event', () => {
     const handle = async () => {};
@@ -108,13 +124,20 @@ describe('api/events/service.ts subscriber registry', () => {
     unregister.push(registerSubscriber('test.reg-dup', { events: '*', handle }));
     expect(() => registerSubscriber('test.reg-dup', { events: '*', handle })).to.throw(Error, 'already registered');
     expect(() => registerSubscriber('Bad:Id', { events: '*', handle })).to.throw(TypeError, 'Invalid subscriber id');
-    expect(() => registerSubscriber('test.reg-x', { events: ['nope' as EventName], handle }))
-      .to.throw(TypeError, 'nope');
+    expect(() => registerSubscriber('test.reg-x', { events: ['nope' as EventName], handle })).to.throw(
+      TypeError,
+      'nope',
+    );
     expect(() => registerSubscriber('test.reg-y', { events: [], handle })).to.throw(TypeError);
-    expect(() => registerSubscriber('test.reg-z', { events: '*', handle, timeoutMs: 10 * 60_000 }))
-      .to.throw(TypeError, 'timeoutMs');
-    expect(subscribersFor('ticket_incident_created').map((s) => s.id).filter((id) => id.startsWith('test.reg-')))
-      .to.deep.equal(['test.reg-dup']);
+    expect(() => registerSubscriber('test.reg-z', { events: '*', handle, timeoutMs: 10 * 60_000 })).to.throw(
+      TypeError,
+      'timeoutMs',
+    );
+    expect(
+      subscribersFor('ticket_incident_created')
+        .map((s) => s.id)
+        .filter((id) => id.startsWith('test.reg-')),
+    ).to.deep.equal(['test.reg-dup']);
   });
 
   it('builds the idempotency key from the event id and the subscriber id', () => {

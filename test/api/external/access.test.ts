@@ -27,7 +27,9 @@ describe('external v1: access rules (document 1 "Authentication", "Errors")', ()
     const revoked = await makeIntegrationToken(a, 'read_write');
     await env.knex('auth_tokens').where({ id: revoked.data.id }).update({ revoked_at: env.knex.fn.now() });
     const expired = await makeIntegrationToken(a, 'read_write');
-    await env.knex('auth_tokens').where({ id: expired.data.id })
+    await env
+      .knex('auth_tokens')
+      .where({ id: expired.data.id })
       .update({ expires_at: new Date(Date.now() - 3600_000) });
     const credentials: [string, string | undefined, Record<string, string>?][] = [
       ['no token', undefined],
@@ -43,7 +45,10 @@ describe('external v1: access rules (document 1 "Authentication", "Errors")', ()
       for (const [label, token, headers] of credentials) {
         const res = await app.request(e.method, e.path(a.ids), { token, headers, body: e.body?.(a.ids) });
         expect(res.status, `${e.name} / ${label}`).to.equal(401);
-        expect(res.body, `${e.name} / ${label}`).to.deep.equal({ message: 'Unauthenticated.', code: 'UNAUTHENTICATED' });
+        expect(res.body, `${e.name} / ${label}`).to.deep.equal({
+          message: 'Unauthenticated.',
+          code: 'UNAUTHENTICATED',
+        });
         expect(res.headers.get('content-type')).to.match(/^application\/json/);
         expect(res.headers.get('location')).to.equal(null);
       }
@@ -56,7 +61,11 @@ describe('external v1: access rules (document 1 "Authentication", "Errors")', ()
     expect(writes.map((e) => e.name)).to.deep.equal(['customers.create', 'tickets.create']);
     const before = await snapshot([a.tenant.id]);
     for (const e of writes) {
-      const res = await app.request(e.method, e.path(a.ids), { token: a.read, body: e.body!(a.ids), headers: { 'idempotency-key': `k-${e.name}` } });
+      const res = await app.request(e.method, e.path(a.ids), {
+        token: a.read,
+        body: e.body!(a.ids),
+        headers: { 'idempotency-key': `k-${e.name}` },
+      });
       expect(res.status, e.name).to.equal(403);
       expect(res.body.code, e.name).to.equal('FORBIDDEN');
     }
@@ -87,10 +96,12 @@ describe('external v1: access rules (document 1 "Authentication", "Errors")', ()
     expect(await snapshot([a.tenant.id, b.tenant.id])).to.equal(before);
   });
 
-  it('lists nothing for the customer_id / olt_id filters with another tenant\'s id', async () => {
+  it("lists nothing for the customer_id / olt_id filters with another tenant's id", async () => {
     const cases: [string, string, string][] = [
-      ['invoices', 'customer_id', 'customerId'], ['tickets', 'customer_id', 'customerId'],
-      ['onus', 'customer_id', 'customerId'], ['onus', 'olt_id', 'oltId'],
+      ['invoices', 'customer_id', 'customerId'],
+      ['tickets', 'customer_id', 'customerId'],
+      ['onus', 'customer_id', 'customerId'],
+      ['onus', 'olt_id', 'oltId'],
     ];
     const before = await snapshot([a.tenant.id, b.tenant.id]);
     for (const [resource, param, key] of cases) {
@@ -104,7 +115,7 @@ describe('external v1: access rules (document 1 "Authentication", "Errors")', ()
     expect(await snapshot([a.tenant.id, b.tenant.id])).to.equal(before);
   });
 
-  it('refuses creates that reference another tenant\'s records with 422 and creates nothing', async () => {
+  it("refuses creates that reference another tenant's records with 422 and creates nothing", async () => {
     const cases: [string, Record<string, unknown>, string][] = [
       [`${V1}/customers`, { name: 'X', phone: '1', address: 'A', package_id: b.ids.packageId }, 'package_id'],
       [`${V1}/tickets`, { type: 'x', customer_id: b.ids.customerId }, 'customer_id'],
@@ -120,14 +131,20 @@ describe('external v1: access rules (document 1 "Authentication", "Errors")', ()
     expect(await snapshot([a.tenant.id, b.tenant.id])).to.equal(before);
   });
 
-  it('never shows another tenant\'s records in any list', async () => {
+  it("never shows another tenant's records in any list", async () => {
     for (const e of ENDPOINTS.filter((x) => x.method === 'GET' && !x.hasId && x.path(a.ids).match(/s$/))) {
       const res = await app.request('GET', e.path(a.ids), { token: a.read });
       expect(res.status, e.name).to.equal(200);
       expect(res.body.data.length, e.name).to.be.greaterThan(0);
       const ids = res.body.data.map((r: { id: number }) => r.id);
-      const foreign = { 'customers.list': b.ids.customerId, 'packages.list': b.ids.packageId, 'invoices.list': b.ids.invoiceId,
-        'tickets.list': b.ids.ticketId, 'olts.list': b.ids.oltId, 'onus.list': b.ids.onuId }[e.name as 'olts.list'];
+      const foreign = {
+        'customers.list': b.ids.customerId,
+        'packages.list': b.ids.packageId,
+        'invoices.list': b.ids.invoiceId,
+        'tickets.list': b.ids.ticketId,
+        'olts.list': b.ids.oltId,
+        'onus.list': b.ids.onuId,
+      }[e.name as 'olts.list'];
       expect(ids, e.name).not.to.include(foreign);
     }
   });
@@ -137,7 +154,11 @@ describe('external v1: access rules (document 1 "Authentication", "Errors")', ()
     const customers = await countRows('customers', demo.tenant.id);
     const tickets = await countRows('tickets', demo.tenant.id);
     for (const e of ENDPOINTS.filter((x) => x.access === 'write')) {
-      const res = await app.request(e.method, e.path(demo.ids), { token: demo.write, body: e.body!(demo.ids), headers: { 'idempotency-key': 'demo-1' } });
+      const res = await app.request(e.method, e.path(demo.ids), {
+        token: demo.write,
+        body: e.body!(demo.ids),
+        headers: { 'idempotency-key': 'demo-1' },
+      });
       expect(res.status, e.name).to.equal(403);
       expect(res.body.code, e.name).to.equal('demo_guard_blocked');
     }

@@ -20,14 +20,26 @@ describe('external v1: customers list statements (first pages, any size, later p
     f = await makeTenant();
     token = (await makeIntegrationToken(f)).token;
     // 130 customers, two per created_at (ties broken by id), every 4th suspended; one with a package and an ONU
-    await env.knex.raw(`INSERT INTO customers (tenant_id, code, name, phone, address, status, created_at, updated_at)
+    await env.knex.raw(
+      `INSERT INTO customers (tenant_id, code, name, phone, address, status, created_at, updated_at)
       SELECT ?, 'P-' || g, 'Page ' || g, '1', 'a', CASE WHEN g % 4 = 0 THEN 'suspended' ELSE 'active' END,
-        timestamptz '2026-03-01' + (g / 2) * interval '1 minute', timestamptz '2026-03-01 00:00:00.029+00' FROM generate_series(1, 130) g`, [f.tenant.id]);
+        timestamptz '2026-03-01' + (g / 2) * interval '1 minute', timestamptz '2026-03-01 00:00:00.029+00' FROM generate_series(1, 130) g`,
+      [f.tenant.id],
+    );
   });
 
-  const expected = async (status?: string) => (await env.knex('customers').where({ tenant_id: f.tenant.id })
-    .modify((q) => { if (status) q.where({ status }); })
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).pluck('id')) as number[];
+  const expected = async (status?: string) =>
+    (await env
+      .knex('customers')
+      .where({ tenant_id: f.tenant.id })
+      .modify((q) => {
+        if (status) q.where({ status });
+      })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .pluck('id')) as number[];
 
   it('serves first and later pages of listed and unlisted sizes, with and without status, like ORDER BY ... OFFSET', async () => {
     expect(FIRST_PAGE_SIZES).to.include.members([15, 100]);
@@ -38,7 +50,10 @@ describe('external v1: customers list statements (first pages, any size, later p
           const res = await app.request('GET', `${V1}/customers${qs({ page, per_page: perPage, status })}`, { token });
           const label = `page ${page} per_page ${perPage} ${status ?? 'all'}`;
           expect(res.status, label).to.equal(200);
-          expect(res.body.data.map((c: { id: number }) => c.id), label).to.deep.equal(rows.slice((page - 1) * perPage, page * perPage));
+          expect(
+            res.body.data.map((c: { id: number }) => c.id),
+            label,
+          ).to.deep.equal(rows.slice((page - 1) * perPage, page * perPage));
           expect(res.body.total, label).to.equal(rows.length);
         }
       }

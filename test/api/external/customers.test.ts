@@ -9,15 +9,24 @@ import { qs, V1 } from './world.js';
 type Status = 'active' | 'suspended' | 'terminated';
 
 /** Inserts customers with distinct created_at (1 minute apart, oldest first); returns their ids oldest first. */
-async function addCustomers(f: TenantFixture, n: number, opts: { status?: (i: number) => Status; name?: (i: number) => string; start?: Date } = {}) {
+async function addCustomers(
+  f: TenantFixture,
+  n: number,
+  opts: { status?: (i: number) => Status; name?: (i: number) => string; start?: Date } = {},
+) {
   const start = opts.start ?? new Date('2026-01-01T00:00:00Z');
   const rows = [];
   for (let i = 0; i < n; i++) {
     const num = await f.scope.nextNumber('customer');
     rows.push({
-      tenant_id: f.tenant.id, code: customerCode(num), name: opts.name?.(i) ?? `Person ${i}`, phone: `+62800${String(i).padStart(4, '0')}`,
-      address: 'Jl. Test', status: opts.status?.(i) ?? 'active',
-      created_at: new Date(start.getTime() + i * 60_000), updated_at: new Date(start.getTime() + i * 60_000),
+      tenant_id: f.tenant.id,
+      code: customerCode(num),
+      name: opts.name?.(i) ?? `Person ${i}`,
+      phone: `+62800${String(i).padStart(4, '0')}`,
+      address: 'Jl. Test',
+      status: opts.status?.(i) ?? 'active',
+      created_at: new Date(start.getTime() + i * 60_000),
+      updated_at: new Date(start.getTime() + i * 60_000),
     });
   }
   const inserted: { id: number }[] = await env.knex('customers').insert(rows).returning('id');
@@ -25,7 +34,12 @@ async function addCustomers(f: TenantFixture, n: number, opts: { status?: (i: nu
 }
 
 async function exactCounts(tenantId: number) {
-  const rows: { status: string; n: number }[] = await env.knex('customers').where({ tenant_id: tenantId }).groupBy('status').select('status').count({ n: '*' });
+  const rows: { status: string; n: number }[] = await env
+    .knex('customers')
+    .where({ tenant_id: tenantId })
+    .groupBy('status')
+    .select('status')
+    .count({ n: '*' });
   const by: Record<Status, number> = { active: 0, suspended: 0, terminated: 0 };
   for (const r of rows) by[r.status as Status] = Number(r.n);
   return { all: by.active + by.suspended + by.terminated, ...by };
@@ -44,12 +58,21 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
     ids = await addCustomers(f, 23, { status: (i) => (i % 3 === 0 ? 'suspended' : 'active') });
   });
 
-  const list = (params: Record<string, string | number | undefined> = {}) => app.request('GET', `${V1}/customers${qs(params)}`, { token });
+  const list = (params: Record<string, string | number | undefined> = {}) =>
+    app.request('GET', `${V1}/customers${qs(params)}`, { token });
 
   it('defaults to page 1 with 15 rows, newest first, and fills the envelope', async () => {
     const res = await list();
     expect(res.status).to.equal(200);
-    expect(Object.keys(res.body).sort()).to.deep.equal(['current_page', 'data', 'from', 'last_page', 'per_page', 'to', 'total']);
+    expect(Object.keys(res.body).sort()).to.deep.equal([
+      'current_page',
+      'data',
+      'from',
+      'last_page',
+      'per_page',
+      'to',
+      'total',
+    ]);
     expect(res.body).to.deep.include({ current_page: 1, per_page: 15, total: 23, last_page: 2, from: 1, to: 15 });
     expect(res.body.data.map((c: { id: number }) => c.id)).to.deep.equal([...ids].reverse().slice(0, 15));
   });
@@ -69,7 +92,15 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
     const g = await makeTenant();
     const t = (await makeIntegrationToken(g)).token;
     const same = new Date('2026-02-01T00:00:00Z');
-    const rows = [0, 1, 2].map((i) => ({ tenant_id: g.tenant.id, code: `C-${i}`, name: `Tie ${i}`, phone: '1', address: 'a', created_at: same, updated_at: same }));
+    const rows = [0, 1, 2].map((i) => ({
+      tenant_id: g.tenant.id,
+      code: `C-${i}`,
+      name: `Tie ${i}`,
+      phone: '1',
+      address: 'a',
+      created_at: same,
+      updated_at: same,
+    }));
     const inserted: { id: number }[] = await env.knex('customers').insert(rows).returning('id');
     const res = await app.request('GET', `${V1}/customers?per_page=2&page=1`, { token: t });
     const res2 = await app.request('GET', `${V1}/customers?per_page=2&page=2`, { token: t });
@@ -79,8 +110,13 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
 
   it('answers 422 for page and per_page out of bounds or not integers; accepts per_page 1 and 100', async () => {
     const bad: [Record<string, string | number>, string][] = [
-      [{ page: 0 }, 'page'], [{ page: -1 }, 'page'], [{ page: 'abc' }, 'page'], [{ page: 1.5 }, 'page'],
-      [{ per_page: 0 }, 'per_page'], [{ per_page: 101 }, 'per_page'], [{ per_page: 'x' }, 'per_page'],
+      [{ page: 0 }, 'page'],
+      [{ page: -1 }, 'page'],
+      [{ page: 'abc' }, 'page'],
+      [{ page: 1.5 }, 'page'],
+      [{ per_page: 0 }, 'per_page'],
+      [{ per_page: 101 }, 'per_page'],
+      [{ per_page: 'x' }, 'per_page'],
     ];
     for (const [params, field] of bad) {
       const res = await list(params);
@@ -88,8 +124,20 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
       expect(res.body.code).to.equal('VALIDATION_FAILED');
       expect(res.body.errors, JSON.stringify(params)).to.have.property(field);
     }
-    expect((await list({ per_page: 1 })).body).to.deep.include({ per_page: 1, total: 23, last_page: 23, from: 1, to: 1 });
-    expect((await list({ per_page: 100 })).body).to.deep.include({ per_page: 100, total: 23, last_page: 1, from: 1, to: 23 });
+    expect((await list({ per_page: 1 })).body).to.deep.include({
+      per_page: 1,
+      total: 23,
+      last_page: 23,
+      from: 1,
+      to: 1,
+    });
+    expect((await list({ per_page: 100 })).body).to.deep.include({
+      per_page: 100,
+      total: 23,
+      last_page: 1,
+      from: 1,
+      to: 23,
+    });
   });
 
   it('filters by status (422 for an unknown status)', async () => {
@@ -129,12 +177,15 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
     await env.knex('customers').where({ id: gIds[4] }).update({ name: 'Only the name' });
     expect((await check('after mixed update')).active).to.equal(1);
     const created = await app.request('POST', `${V1}/customers`, {
-      token: (await makeIntegrationToken(g, 'read_write')).token, body: { name: 'Via API', phone: '1', address: 'a', status: 'suspended' },
+      token: (await makeIntegrationToken(g, 'read_write')).token,
+      body: { name: 'Via API', phone: '1', address: 'a', status: 'suspended' },
     });
     expect(created.status).to.equal(201);
     expect((await check('after API create')).suspended).to.equal(1);
     // the counter rows agree with count(*) per status
-    const counters: { status: string; n: number }[] = await env.knex('customer_status_counts').where({ tenant_id: g.tenant.id });
+    const counters: { status: string; n: number }[] = await env
+      .knex('customer_status_counts')
+      .where({ tenant_id: g.tenant.id });
     const exact = await exactCounts(g.tenant.id);
     for (const c of counters) expect(Number(c.n), c.status).to.equal((exact as Record<string, number>)[c.status]);
   });
@@ -152,17 +203,41 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
     const g = await makeTenant();
     const t = (await makeIntegrationToken(g)).token;
     // 2,500 customers, three per created_at (ties broken by id), statuses mixed
-    await env.knex.raw(`INSERT INTO customers (tenant_id, code, name, phone, address, status, created_at, updated_at)
+    await env.knex.raw(
+      `INSERT INTO customers (tenant_id, code, name, phone, address, status, created_at, updated_at)
       SELECT ?, 'D-' || g, 'Deep ' || g, '1', 'a', (ARRAY['active','suspended','terminated'])[1 + g % 3],
-        timestamptz '2026-01-01' + (g / 3) * interval '1 minute', now() FROM generate_series(1, 2500) g`, [g.tenant.id]);
-    const expected = async (status?: string) => (await env.knex('customers').where({ tenant_id: g.tenant.id })
-      .modify((q) => { if (status) q.where({ status }); })
-      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).pluck('id')) as number[];
+        timestamptz '2026-01-01' + (g / 3) * interval '1 minute', now() FROM generate_series(1, 2500) g`,
+      [g.tenant.id],
+    );
+    const expected = async (status?: string) =>
+      (await env
+        .knex('customers')
+        .where({ tenant_id: g.tenant.id })
+        .modify((q) => {
+          if (status) q.where({ status });
+        })
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .pluck('id')) as number[];
     const all = await expected();
     const cases: [number, number, string | undefined][] = [
-      [10, 100, undefined], [11, 100, undefined], [13, 100, undefined], [14, 100, undefined], [20, 100, undefined], [25, 100, undefined],
-      [26, 100, undefined], [358, 7, undefined], [357, 7, undefined], [143, 7, undefined], [144, 7, undefined], [359, 7, undefined],
-      [11, 100, 'suspended'], [9, 100, 'suspended'], [1, 100, 'active'],
+      [10, 100, undefined],
+      [11, 100, undefined],
+      [13, 100, undefined],
+      [14, 100, undefined],
+      [20, 100, undefined],
+      [25, 100, undefined],
+      [26, 100, undefined],
+      [358, 7, undefined],
+      [357, 7, undefined],
+      [143, 7, undefined],
+      [144, 7, undefined],
+      [359, 7, undefined],
+      [11, 100, 'suspended'],
+      [9, 100, 'suspended'],
+      [1, 100, 'active'],
     ];
     for (const [page, perPage, status] of cases) {
       const rows = status ? await expected(status) : all;
@@ -170,7 +245,10 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
       const label = `page ${page} per_page ${perPage} ${status ?? ''}`;
       expect(res.status, label).to.equal(200);
       const want = rows.slice((page - 1) * perPage, page * perPage);
-      expect(res.body.data.map((c: { id: number }) => c.id), label).to.deep.equal(want);
+      expect(
+        res.body.data.map((c: { id: number }) => c.id),
+        label,
+      ).to.deep.equal(want);
       expect(res.body.total, label).to.equal(rows.length);
       expect(res.body.last_page, label).to.equal(Math.ceil(rows.length / perPage));
       expect(res.body.from, label).to.equal(want.length ? (page - 1) * perPage + 1 : null);
@@ -204,7 +282,19 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
     expect(await search('+628000002')).to.deep.equal(['Budi Rahardjo']);
     expect(await search('nobody')).to.deep.equal([]);
     // tsquery operators and quotes are plain text, never syntax (and never a 500)
-    for (const s of ["siti & !rahayu", "siti | budi", "'siti'", "siti:*", "(siti)", "siti <-> aminah", "\\", "!!!", "a'b\\c", "%", "_"]) {
+    for (const s of [
+      'siti & !rahayu',
+      'siti | budi',
+      "'siti'",
+      'siti:*',
+      '(siti)',
+      'siti <-> aminah',
+      '\\',
+      '!!!',
+      "a'b\\c",
+      '%',
+      '_',
+    ]) {
       const res = await app.request('GET', `${V1}/customers${qs({ search: s })}`, { token: t });
       expect(res.status, s).to.equal(200);
     }
@@ -214,14 +304,20 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
     expect(await search('!!!')).to.have.length(names.length);
     // search combines with status and pagination
     await env.knex('customers').where({ id: gIds[0] }).update({ status: 'suspended' });
-    const combined = await app.request('GET', `${V1}/customers${qs({ search: 'siti', status: 'suspended' })}`, { token: t });
+    const combined = await app.request('GET', `${V1}/customers${qs({ search: 'siti', status: 'suspended' })}`, {
+      token: t,
+    });
     expect(combined.body.data.map((c: { name: string }) => c.name)).to.deep.equal(['Siti Rahayu']);
-    const paged = await app.request('GET', `${V1}/customers${qs({ search: 'siti', per_page: 1, page: 2 })}`, { token: t });
+    const paged = await app.request('GET', `${V1}/customers${qs({ search: 'siti', per_page: 1, page: 2 })}`, {
+      token: t,
+    });
     expect(paged.body).to.deep.include({ total: 2, last_page: 2, from: 2, to: 2 });
     expect(paged.body.data.map((c: { name: string }) => c.name)).to.deep.equal(['Siti Rahayu']);
     const far = await app.request('GET', `${V1}/customers${qs({ search: 'siti', page: 9 })}`, { token: t });
     expect(far.body).to.deep.include({ total: 2, data: [], from: null });
-    expect((await app.request('GET', `${V1}/customers${qs({ search: 'x'.repeat(101) })}`, { token: t })).status).to.equal(422);
+    expect(
+      (await app.request('GET', `${V1}/customers${qs({ search: 'x'.repeat(101) })}`, { token: t })).status,
+    ).to.equal(422);
     expect((await app.request('GET', `${V1}/customers?search=a%00b`, { token: t })).status).to.equal(422);
   });
 
@@ -236,10 +332,17 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
     const offset = await get('2026-03-01T07:01:00+07:00');
     expect(offset.body.data.map((c: { id: number }) => c.id)).to.deep.equal([gIds[3], gIds[2], gIds[1]]);
     expect((await get('2027-01-01T00:00:00Z')).body).to.deep.include({ total: 0, data: [] });
-    await env.knex('customers').where({ id: gIds[0] }).update({ updated_at: new Date('2026-06-01T00:00:00Z') });
+    await env
+      .knex('customers')
+      .where({ id: gIds[0] })
+      .update({ updated_at: new Date('2026-06-01T00:00:00Z') });
     const after = await get('2026-05-01T00:00:00Z');
     expect(after.body.data.map((c: { id: number }) => c.id)).to.deep.equal([gIds[0]]);
-    const withStatus = await app.request('GET', `${V1}/customers${qs({ updated_since: '2026-05-01T00:00:00Z', status: 'suspended' })}`, { token: t });
+    const withStatus = await app.request(
+      'GET',
+      `${V1}/customers${qs({ updated_since: '2026-05-01T00:00:00Z', status: 'suspended' })}`,
+      { token: t },
+    );
     expect(withStatus.body.total).to.equal(0);
     for (const v of ['yesterday', '2026-03-01', '2026-13-01T00:00:00Z', '1700000000', '']) {
       const res = await get(v);

@@ -13,13 +13,20 @@ describe('external v1: the Idempotency-Key window is 24 hours', () => {
     a = await makeWorld();
   });
 
-  const age = (key: string, hours: number) => env.knex('idempotency_keys').where({ tenant_id: a.tenant.id, key })
-    .update({ created_at: env.knex.raw(`now() - make_interval(hours => ?)`, [hours]) });
+  const age = (key: string, hours: number) =>
+    env
+      .knex('idempotency_keys')
+      .where({ tenant_id: a.tenant.id, key })
+      .update({ created_at: env.knex.raw(`now() - make_interval(hours => ?)`, [hours]) });
 
-  for (const [resource, body] of [['tickets', { type: 'window check' }], ['customers', { name: 'Window', phone: '1', address: 'Jl. 24' }]] as const) {
+  for (const [resource, body] of [
+    ['tickets', { type: 'window check' }],
+    ['customers', { name: 'Window', phone: '1', address: 'Jl. 24' }],
+  ] as const) {
     it(`${resource}: replays a retry 23 h later; after 24 h the same key and body create a new record`, async () => {
       const key = `window-${resource}`;
-      const post = () => app.request('POST', `${V1}/${resource}`, { token: a.write, body, headers: { 'idempotency-key': key } });
+      const post = () =>
+        app.request('POST', `${V1}/${resource}`, { token: a.write, body, headers: { 'idempotency-key': key } });
       const before = await countRows(resource, a.tenant.id);
       const first = await post();
       expect(first.status).to.equal(201);

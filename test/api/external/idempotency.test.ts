@@ -15,14 +15,28 @@ describe('external v1: Idempotency-Key on the two POSTs (issue 2 §6)', () => {
   });
 
   const cases = [
-    { name: 'customers', table: 'customers', body: { name: 'Idem Potent', phone: '0812', address: 'Jl. Sama' }, other: { name: 'Other Body', phone: '0812', address: 'Jl. Sama' } },
-    { name: 'tickets', table: 'tickets', body: { type: 'no internet', external_id: 'CRM-1' }, other: { type: 'no internet', external_id: 'CRM-2' } },
+    {
+      name: 'customers',
+      table: 'customers',
+      body: { name: 'Idem Potent', phone: '0812', address: 'Jl. Sama' },
+      other: { name: 'Other Body', phone: '0812', address: 'Jl. Sama' },
+    },
+    {
+      name: 'tickets',
+      table: 'tickets',
+      body: { type: 'no internet', external_id: 'CRM-1' },
+      other: { type: 'no internet', external_id: 'CRM-2' },
+    },
   ];
 
   for (const c of cases) {
     describe(c.name, () => {
       const post = (w: World, key: string | undefined, body: unknown) =>
-        app.request('POST', `${V1}/${c.name}`, { token: w.write, body, headers: key ? { 'idempotency-key': key } : {} });
+        app.request('POST', `${V1}/${c.name}`, {
+          token: w.write,
+          body,
+          headers: key ? { 'idempotency-key': key } : {},
+        });
 
       it('replays the first response for a retry with the same key and body, creating nothing more', async () => {
         const key = `retry-${c.name}-1`;
@@ -86,7 +100,11 @@ describe('external v1: Idempotency-Key on the two POSTs (issue 2 §6)', () => {
 
   it('answers 422 for a key that is too long or not visible ASCII', async () => {
     for (const key of ['x'.repeat(256), 'schlüssel', 'with space']) {
-      const res = await app.request('POST', `${V1}/tickets`, { token: a.write, body: { type: 'x' }, headers: { 'idempotency-key': key } });
+      const res = await app.request('POST', `${V1}/tickets`, {
+        token: a.write,
+        body: { type: 'x' },
+        headers: { 'idempotency-key': key },
+      });
       expect(res.status, key).to.equal(422);
     }
   });

@@ -14,11 +14,25 @@ describe('external v1: paging bounds and envelope on every list endpoint', () =>
   });
 
   it('covers the six lists of document 1', () => {
-    expect(lists.map((e) => e.name)).to.deep.equal(['customers.list', 'packages.list', 'invoices.list', 'tickets.list', 'olts.list', 'onus.list']);
+    expect(lists.map((e) => e.name)).to.deep.equal([
+      'customers.list',
+      'packages.list',
+      'invoices.list',
+      'tickets.list',
+      'olts.list',
+      'onus.list',
+    ]);
   });
 
   it('answers 422 with a field error for page 0, per_page 0, per_page 101 and non-integers on every list', async () => {
-    const bad: [string, string][] = [['page=0', 'page'], ['page=-3', 'page'], ['page=x', 'page'], ['per_page=0', 'per_page'], ['per_page=101', 'per_page'], ['per_page=2.5', 'per_page']];
+    const bad: [string, string][] = [
+      ['page=0', 'page'],
+      ['page=-3', 'page'],
+      ['page=x', 'page'],
+      ['per_page=0', 'per_page'],
+      ['per_page=101', 'per_page'],
+      ['per_page=2.5', 'per_page'],
+    ];
     for (const e of lists) {
       for (const [q, field] of bad) {
         const res = await app.request('GET', `${e.path(a.ids)}?${q}`, { token: a.read });
@@ -33,15 +47,36 @@ describe('external v1: paging bounds and envelope on every list endpoint', () =>
     for (const e of lists) {
       const res = await app.request('GET', e.path(a.ids), { token: a.read });
       expect(res.status, e.name).to.equal(200);
-      expect(Object.keys(res.body).sort(), e.name).to.deep.equal(['current_page', 'data', 'from', 'last_page', 'per_page', 'to', 'total']);
-      expect(res.body, e.name).to.deep.include({ current_page: 1, per_page: 15, total: 1, last_page: 1, from: 1, to: 1 });
+      expect(Object.keys(res.body).sort(), e.name).to.deep.equal([
+        'current_page',
+        'data',
+        'from',
+        'last_page',
+        'per_page',
+        'to',
+        'total',
+      ]);
+      expect(res.body, e.name).to.deep.include({
+        current_page: 1,
+        per_page: 15,
+        total: 1,
+        last_page: 1,
+        from: 1,
+        to: 1,
+      });
       for (const perPage of [1, 100]) {
         const r = await app.request('GET', `${e.path(a.ids)}?per_page=${perPage}&page=1`, { token: a.read });
         expect(r.status, `${e.name} per_page=${perPage}`).to.equal(200);
         expect(r.body.per_page).to.equal(perPage);
       }
       const past = await app.request('GET', `${e.path(a.ids)}?page=5`, { token: a.read });
-      expect(past.body, `${e.name} page 5`).to.deep.include({ current_page: 5, data: [], total: 1, from: null, to: null });
+      expect(past.body, `${e.name} page 5`).to.deep.include({
+        current_page: 5,
+        data: [],
+        total: 1,
+        from: null,
+        to: null,
+      });
     }
   });
 });

@@ -24,7 +24,18 @@ describe('external v1: search helpers (api/external/query.ts)', () => {
   });
 
   it('prefixTsQuery output is valid tsquery for hostile input (checked by PostgreSQL)', async () => {
-    for (const s of ["a'b", 'x\\y', "'; drop table customers; --", 'a:*b', '((a', 'ä ö ü', '-', '@@', 'a&b|c!d', 'AB-12.c@d']) {
+    for (const s of [
+      "a'b",
+      'x\\y',
+      "'; drop table customers; --",
+      'a:*b',
+      '((a',
+      'ä ö ü',
+      '-',
+      '@@',
+      'a&b|c!d',
+      'AB-12.c@d',
+    ]) {
       const q = prefixTsQuery("to_tsvector('simple', 'hello world')", s);
       if (!q) continue;
       const r = await env.knex.raw(`select ${q.sql} as m`, q.bindings);
@@ -35,6 +46,12 @@ describe('external v1: search helpers (api/external/query.ts)', () => {
   });
 
   it('flag maps true/1 and false/0, and leaves absence undefined', () => {
-    expect([flag('true'), flag('1'), flag('false'), flag('0'), flag(undefined)]).to.deep.equal([true, true, false, false, undefined]);
+    expect([flag('true'), flag('1'), flag('false'), flag('0'), flag(undefined)]).to.deep.equal([
+      true,
+      true,
+      false,
+      false,
+      undefined,
+    ]);
   });
 });

@@ -51,7 +51,9 @@ describe('external v1: rate limit and forged tokens (3 requests a minute)', () =
     const real = await makeIntegrationToken(a);
     const forged = mintToken('integration', real.data.id).token;
     expect((await limited.request('GET', `${V1}/health`, { token: forged })).status).to.equal(401);
-    expect(await waitFor(async () => ((await env.redis.exists(`rl:token:${rateLimitBucket(forged)}`)) === 0 ? true : null))).to.equal(true);
+    expect(
+      await waitFor(async () => ((await env.redis.exists(`rl:token:${rateLimitBucket(forged)}`)) === 0 ? true : null)),
+    ).to.equal(true);
     expect((await limited.request('GET', `${V1}/health`, { token: real.token })).status).to.equal(200);
     expect(await env.redis.exists(`rl:token:${rateLimitBucket(real.token)}`)).to.equal(1);
     const ttl = await env.redis.pttl(`rl:token:${rateLimitBucket(real.token)}`);
@@ -61,8 +63,11 @@ describe('external v1: rate limit and forged tokens (3 requests a minute)', () =
   it('a revoked token is 401 (not 429) and costs no bucket; a malformed token never reaches Redis', async () => {
     const t = await makeIntegrationToken(a);
     await env.knex('auth_tokens').where({ id: t.data.id }).update({ revoked_at: env.knex.fn.now() });
-    for (let i = 0; i < 4; i++) expect((await limited.request('GET', `${V1}/health`, { token: t.token })).status).to.equal(401);
-    expect(await waitFor(async () => ((await env.redis.exists(`rl:token:${rateLimitBucket(t.token)}`)) === 0 ? true : null))).to.equal(true);
+    for (let i = 0; i < 4; i++)
+      expect((await limited.request('GET', `${V1}/health`, { token: t.token })).status).to.equal(401);
+    expect(
+      await waitFor(async () => ((await env.redis.exists(`rl:token:${rateLimitBucket(t.token)}`)) === 0 ? true : null)),
+    ).to.equal(true);
     const garbage = `${t.token.slice(0, -1)}${t.token.endsWith('0') ? '1' : '0'}`; // wrong checksum
     expect((await limited.request('GET', `${V1}/health`, { token: garbage })).status).to.equal(401);
     expect(await env.redis.exists(`rl:token:${rateLimitBucket(garbage)}`)).to.equal(0);
@@ -70,11 +75,34 @@ describe('external v1: rate limit and forged tokens (3 requests a minute)', () =
 
   it('lets verified requests through (and still refuses bad tokens) when Redis is unreachable, logging a warning', async () => {
     const logs: string[] = [];
-    const logger = createLogger('info', new Writable({ write(chunk, _enc, cb) { logs.push(chunk.toString()); cb(); } }) as never);
-    const broken = new Redis({ host: '127.0.0.1', port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    broken.on('error', () => { /* expected: nothing listens on port 1 */ });
+    const logger = createLogger(
+      'info',
+      new Writable({
+        write(chunk, _enc, cb) {
+          logs.push(chunk.toString());
+          cb();
+        },
+      }) as never,
+    );
+    const broken = new Redis({
+      host: '127.0.0.1',
+      port: 1,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    broken.on('error', () => {
+      /* expected: nothing listens on port 1 */
+    });
     const queues = createQueues(env.redisUrl, { prefix: `{test-rl-down-${process.pid}}` });
-    const { app } = createApp({ knex: env.knex, redis: broken, logger, queues, config: { publicBaseUrl: 'http://127.0.0.1', rateLimit: { points: 3, durationSeconds: 60 } } });
+    const { app } = createApp({
+      knex: env.knex,
+      redis: broken,
+      logger,
+      queues,
+      config: { publicBaseUrl: 'http://127.0.0.1', rateLimit: { points: 3, durationSeconds: 60 } },
+    });
     const server = http.createServer(app.callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
@@ -85,7 +113,9 @@ describe('external v1: rate limit and forged tokens (3 requests a minute)', () =
         expect(res.status).to.equal(200);
         expect(res.headers.get('x-ratelimit-remaining')).to.equal(null);
       }
-      const forged = await fetch(url, { headers: { authorization: `Bearer ${mintToken('integration', real.data.id).token}` } });
+      const forged = await fetch(url, {
+        headers: { authorization: `Bearer ${mintToken('integration', real.data.id).token}` },
+      });
       expect(forged.status).to.equal(401);
       expect(logs.some((l) => JSON.parse(l).msg === 'rate limiter unavailable')).to.equal(true);
     } finally {

@@ -16,20 +16,42 @@ describe('external v1: customers search through the word dictionary', () => {
     const rows = [];
     for (const name of names) {
       const n = await f.scope.nextNumber('customer');
-      rows.push({ tenant_id: f.tenant.id, code: customerCode(n), name, phone: `+6281${String(n).padStart(8, '0')}`, address: 'Jl. Test', email: `${name.split(' ')[0].toLowerCase()}${n}@mail.test` });
+      rows.push({
+        tenant_id: f.tenant.id,
+        code: customerCode(n),
+        name,
+        phone: `+6281${String(n).padStart(8, '0')}`,
+        address: 'Jl. Test',
+        email: `${name.split(' ')[0].toLowerCase()}${n}@mail.test`,
+      });
     }
     return (await env.knex('customers').insert(rows).returning('id')).map((r: { id: number }) => r.id);
   }
-  const words = async (tenantId: number) => Object.fromEntries(
-    (await env.knex('customer_search_words').where({ tenant_id: tenantId }).select('word', 'n')).map((r: { word: string; n: number }) => [r.word, Number(r.n)]),
-  );
+  const words = async (tenantId: number) =>
+    Object.fromEntries(
+      (await env.knex('customer_search_words').where({ tenant_id: tenantId }).select('word', 'n')).map(
+        (r: { word: string; n: number }) => [r.word, Number(r.n)],
+      ),
+    );
   /** Ids matching with PostgreSQL's own prefix query: the reference the expansion must equal. */
   async function reference(tenantId: number, terms: string[]): Promise<number[]> {
     const q = terms.map((t) => `'${t.toLowerCase()}':*`).join(' & ');
-    return (await env.knex('customers').where({ tenant_id: tenantId }).whereRaw('search_vector @@ ?::tsquery', [q]).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).pluck('id')).map(Number);
+    return (
+      await env
+        .knex('customers')
+        .where({ tenant_id: tenantId })
+        .whereRaw('search_vector @@ ?::tsquery', [q])
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .pluck('id')
+    ).map(Number);
   }
   async function search(s: string): Promise<{ ids: number[]; total: number }> {
-    const res = await app.request('GET', `/api/external/v1/customers?per_page=100&search=${encodeURIComponent(s)}`, { token });
+    const res = await app.request('GET', `/api/external/v1/customers?per_page=100&search=${encodeURIComponent(s)}`, {
+      token,
+    });
     expect(res.status, s).to.equal(200);
     return { ids: res.body.data.map((c: { id: number }) => c.id), total: res.body.total };
   }
@@ -41,7 +63,10 @@ describe('external v1: customers search through the word dictionary', () => {
     token = (await makeIntegrationToken(a)).token;
     await add(a, ['Budi Santoso', 'Budiman Saputra', 'Siti Budiarti', 'Agus Santosa', 'Dewi Lestari']);
     // more than MAX_PREFIX_EXPANSION words starting with "zz": the term stays a :* prefix
-    await add(a, Array.from({ length: MAX_PREFIX_EXPANSION + 3 }, (_, i) => `Zz${i}x Person`));
+    await add(
+      a,
+      Array.from({ length: MAX_PREFIX_EXPANSION + 3 }, (_, i) => `Zz${i}x Person`),
+    );
     await add(b, ['Budi Tenantb', 'Onlyinb Name']);
   });
 
@@ -71,7 +96,19 @@ describe('external v1: customers search through the word dictionary', () => {
     expect((await search('wibo')).total).to.equal(0);
   });
 
-  for (const s of ['budi', 'bud', 'budi sant', 'santos', 'sa', 'zz', 'zz1', 'person zz', 'dewi', 'nobodyhere', 'budi nobodyhere']) {
+  for (const s of [
+    'budi',
+    'bud',
+    'budi sant',
+    'santos',
+    'sa',
+    'zz',
+    'zz1',
+    'person zz',
+    'dewi',
+    'nobodyhere',
+    'budi nobodyhere',
+  ]) {
     it(`"${s}" finds exactly what a :* prefix query finds, with an exact total`, async () => {
       const want = await reference(a.tenant.id, s.split(' '));
       const got = await search(s);
@@ -88,11 +125,13 @@ describe('external v1: customers search through the word dictionary', () => {
     const past = await app.request('GET', `/api/external/v1/customers?per_page=10&page=100&search=zz`, { token });
     expect(past.body.data).to.deep.equal([]);
     expect(past.body.total).to.equal(want.length);
-    const filtered = await app.request('GET', `/api/external/v1/customers?per_page=100&status=suspended&search=budi`, { token });
+    const filtered = await app.request('GET', `/api/external/v1/customers?per_page=100&status=suspended&search=budi`, {
+      token,
+    });
     expect(filtered.body.total).to.equal(0);
   });
 
-  it('never expands into another tenant\'s words', async () => {
+  it("never expands into another tenant's words", async () => {
     const got = await search('onlyin');
     expect(got.total).to.equal(0);
     expect(got.ids).to.deep.equal([]);

@@ -5,7 +5,11 @@ import { env } from '../../helpers/env.js';
 import { countRows, makeWorld, V1, waitFor, type World } from './world.js';
 
 /** knex's pool (tarn) as far as poolIdle needs it. */
-interface PoolCounts { numUsed(): number; numPendingAcquires(): number; numPendingCreates(): number }
+interface PoolCounts {
+  numUsed(): number;
+  numPendingAcquires(): number;
+  numPendingCreates(): number;
+}
 
 /**
  * Resolves once the test knex pool has no connection in use and none being acquired, i.e. every
@@ -31,15 +35,22 @@ describe('external v1: token lifecycle and per-token rate limit (DESIGN.md §5, 
   });
 
   it('keeps the plain token out of the database, Redis, the logs and every later response', async () => {
-    const created = await app.request('POST', '/api/integrations/api-tokens', { token: a.adminToken, body: { name: 'Secret keeper', access: 'read_write' } });
+    const created = await app.request('POST', '/api/integrations/api-tokens', {
+      token: a.adminToken,
+      body: { name: 'Secret keeper', access: 'read_write' },
+    });
     expect(created.status).to.equal(201);
     const plain: string = created.body.token;
     const secret = plain.split('_')[2];
     expect(secret).to.have.length(72);
     const later: string[] = [];
     for (const [m, p, body] of [
-      ['GET', `${V1}/health`], ['GET', `${V1}/me`], ['GET', `${V1}/customers`], ['GET', `${V1}/customers/${a.ids.customerId}`],
-      ['POST', `${V1}/tickets`, { type: 'leak check' }], ['POST', `${V1}/customers`, { name: 'x', phone: '1', address: 'a', service_type: 'dhcp' }],
+      ['GET', `${V1}/health`],
+      ['GET', `${V1}/me`],
+      ['GET', `${V1}/customers`],
+      ['GET', `${V1}/customers/${a.ids.customerId}`],
+      ['POST', `${V1}/tickets`, { type: 'leak check' }],
+      ['POST', `${V1}/customers`, { name: 'x', phone: '1', address: 'a', service_type: 'dhcp' }],
       ['GET', `${V1}/tickets/999999999`],
     ] as [string, string, unknown?][]) {
       const res = await app.request(m, p, { token: plain, body });
@@ -47,9 +58,15 @@ describe('external v1: token lifecycle and per-token rate limit (DESIGN.md §5, 
       later.push(res.text, JSON.stringify([...res.headers]));
     }
     later.push((await app.request('GET', '/api/integrations/api-tokens', { token: a.adminToken })).text);
-    for (const text of later) { expect(text).not.to.include(plain); expect(text).not.to.include(secret); }
+    for (const text of later) {
+      expect(text).not.to.include(plain);
+      expect(text).not.to.include(secret);
+    }
 
-    const tables: string[] = (await env.knex('information_schema.tables').where({ table_schema: 'public', table_type: 'BASE TABLE' }).pluck('table_name'));
+    const tables: string[] = await env
+      .knex('information_schema.tables')
+      .where({ table_schema: 'public', table_type: 'BASE TABLE' })
+      .pluck('table_name');
     expect(tables).to.include.members(['auth_tokens', 'customers', 'idempotency_keys']);
     for (const t of tables) {
       const dump = JSON.stringify(await env.knex(t).select('*'));
@@ -68,17 +85,24 @@ describe('external v1: token lifecycle and per-token rate limit (DESIGN.md §5, 
   it('refuses a token whose expires_at has passed with 401, and accepts it again when moved to the future', async () => {
     const t = await makeIntegrationToken(a, 'read', new Date(Date.now() + 3600_000).toISOString());
     expect((await app.request('GET', `${V1}/health`, { token: t.token })).status).to.equal(200);
-    await env.knex('auth_tokens').where({ id: t.data.id }).update({ expires_at: new Date(Date.now() - 3600_000) });
+    await env
+      .knex('auth_tokens')
+      .where({ id: t.data.id })
+      .update({ expires_at: new Date(Date.now() - 3600_000) });
     const res = await app.request('GET', `${V1}/customers`, { token: t.token });
     expect(res.status).to.equal(401);
     expect(res.body).to.deep.equal({ message: 'Unauthenticated.', code: 'UNAUTHENTICATED' });
-    await env.knex('auth_tokens').where({ id: t.data.id }).update({ expires_at: new Date(Date.now() + 3600_000) });
+    await env
+      .knex('auth_tokens')
+      .where({ id: t.data.id })
+      .update({ expires_at: new Date(Date.now() + 3600_000) });
     expect((await app.request('GET', `${V1}/customers`, { token: t.token })).status).to.equal(200);
   });
 
   it('sets last_used_at on use and does not rewrite it within a minute', async () => {
     const t = await makeIntegrationToken(a);
-    const lastUsed = async () => (await env.knex('auth_tokens').where({ id: t.data.id }).first()).last_used_at as Date | null;
+    const lastUsed = async () =>
+      (await env.knex('auth_tokens').where({ id: t.data.id }).first()).last_used_at as Date | null;
     expect(await lastUsed()).to.equal(null);
     const before = Date.now();
     await app.request('GET', `${V1}/health`, { token: t.token });
@@ -100,7 +124,9 @@ describe('external v1: token lifecycle and per-token rate limit (DESIGN.md §5, 
 
   describe('rate limit (startTestApp with 3 requests a minute)', () => {
     let limited: TestApp;
-    before(async () => { limited = await startTestApp({ rateLimit: { points: 3, durationSeconds: 60 } }); });
+    before(async () => {
+      limited = await startTestApp({ rateLimit: { points: 3, durationSeconds: 60 } });
+    });
 
     it('answers 429 RATE_LIMITED with Retry-After and X-RateLimit-* on the 4th request of one token; another token still passes', async () => {
       const one = await makeIntegrationToken(a);
@@ -128,7 +154,8 @@ describe('external v1: token lifecycle and per-token rate limit (DESIGN.md §5, 
 
     it('limits writes too: the 4th request, a POST, is refused and creates nothing', async () => {
       const t = await makeIntegrationToken(a, 'read_write');
-      for (let i = 0; i < 3; i++) expect((await limited.request('GET', `${V1}/me`, { token: t.token })).status).to.equal(200);
+      for (let i = 0; i < 3; i++)
+        expect((await limited.request('GET', `${V1}/me`, { token: t.token })).status).to.equal(200);
       const before = await countRows('tickets', a.tenant.id);
       const res = await limited.request('POST', `${V1}/tickets`, { token: t.token, body: { type: 'x' } });
       expect(res.status).to.equal(429);

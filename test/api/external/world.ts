@@ -27,17 +27,41 @@ export const ENDPOINTS: Endpoint[] = [
   { name: 'me', method: 'GET', access: 'read', path: () => `${V1}/me` },
   { name: 'customers.list', method: 'GET', access: 'read', path: () => `${V1}/customers` },
   {
-    name: 'customers.create', method: 'POST', access: 'write', path: () => `${V1}/customers`,
+    name: 'customers.create',
+    method: 'POST',
+    access: 'write',
+    path: () => `${V1}/customers`,
     body: (ids) => ({ name: 'Budi Santoso', phone: '+628111', address: 'Jl. Merdeka 1', package_id: ids.packageId }),
   },
-  { name: 'customers.show', method: 'GET', access: 'read', path: (ids) => `${V1}/customers/${ids.customerId}`, hasId: true },
+  {
+    name: 'customers.show',
+    method: 'GET',
+    access: 'read',
+    path: (ids) => `${V1}/customers/${ids.customerId}`,
+    hasId: true,
+  },
   { name: 'packages.list', method: 'GET', access: 'read', path: () => `${V1}/packages` },
   { name: 'invoices.list', method: 'GET', access: 'read', path: () => `${V1}/invoices` },
-  { name: 'invoices.show', method: 'GET', access: 'read', path: (ids) => `${V1}/invoices/${ids.invoiceId}`, hasId: true },
+  {
+    name: 'invoices.show',
+    method: 'GET',
+    access: 'read',
+    path: (ids) => `${V1}/invoices/${ids.invoiceId}`,
+    hasId: true,
+  },
   { name: 'tickets.list', method: 'GET', access: 'read', path: () => `${V1}/tickets` },
   {
-    name: 'tickets.create', method: 'POST', access: 'write', path: () => `${V1}/tickets`,
-    body: (ids) => ({ type: 'no internet', customer_id: ids.customerId, onu_id: ids.onuId, priority: 'high', external_id: 'CRM-1' }),
+    name: 'tickets.create',
+    method: 'POST',
+    access: 'write',
+    path: () => `${V1}/tickets`,
+    body: (ids) => ({
+      type: 'no internet',
+      customer_id: ids.customerId,
+      onu_id: ids.onuId,
+      priority: 'high',
+      external_id: 'CRM-1',
+    }),
   },
   { name: 'tickets.show', method: 'GET', access: 'read', path: (ids) => `${V1}/tickets/${ids.ticketId}`, hasId: true },
   { name: 'olts.list', method: 'GET', access: 'read', path: () => `${V1}/olts` },
@@ -45,7 +69,13 @@ export const ENDPOINTS: Endpoint[] = [
 ];
 
 /** A tenant with seeded records, a read token and a read_write token. */
-export interface World extends TenantFixture { ids: Seeded; read: string; write: string; readId: number; writeId: number }
+export interface World extends TenantFixture {
+  ids: Seeded;
+  read: string;
+  write: string;
+  readId: number;
+  writeId: number;
+}
 
 /** Creates a tenant (optionally in demo mode), seeds one record of each kind and issues two tokens. */
 export async function makeWorld(opts: { demo?: boolean } = {}): Promise<World> {
@@ -56,13 +86,27 @@ export async function makeWorld(opts: { demo?: boolean } = {}): Promise<World> {
   return { ...f, ids, read: r.token, write: w.token, readId: r.data.id, writeId: w.data.id };
 }
 
-const SNAPSHOT_TABLES = ['customers', 'packages', 'invoices', 'tickets', 'olts', 'onus', 'idempotency_keys', 'tenant_counters', 'customer_status_counts'];
+const SNAPSHOT_TABLES = [
+  'customers',
+  'packages',
+  'invoices',
+  'tickets',
+  'olts',
+  'onus',
+  'idempotency_keys',
+  'tenant_counters',
+  'customer_status_counts',
+];
 
 /** Every tenant row of the given tenants (JSON), to compare before and after a request. */
 export async function snapshot(tenantIds: number[]): Promise<string> {
   const out: Record<string, unknown[]> = {};
   for (const t of SNAPSHOT_TABLES) {
-    out[t] = await env.knex(t).whereIn('tenant_id', tenantIds).orderBy(t === 'tenant_counters' ? 'name' : t === 'customer_status_counts' ? 'status' : 'id').orderBy('tenant_id');
+    out[t] = await env
+      .knex(t)
+      .whereIn('tenant_id', tenantIds)
+      .orderBy(t === 'tenant_counters' ? 'name' : t === 'customer_status_counts' ? 'status' : 'id')
+      .orderBy('tenant_id');
   }
   return JSON.stringify(out);
 }
@@ -86,6 +130,8 @@ export async function waitFor<T>(fn: () => Promise<T>, ms = 3000): Promise<T> {
 
 /** Query string from an object (values URL-encoded). */
 export function qs(params: Record<string, string | number | undefined>): string {
-  const parts = Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`);
+  const parts = Object.entries(params)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`);
   return parts.length ? `?${parts.join('&')}` : '';
 }

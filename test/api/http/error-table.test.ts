@@ -13,13 +13,35 @@ describe('api/http/error-table.ts: the one class -> status and code table', () =
     ['ModuleDisabled', () => new ModuleDisabled('sales'), 403, 'module_disabled'],
     ['InvalidTransition', () => new InvalidTransition('paid', 'approve'), 422, 'INVALID_TRANSITION'],
     ['SchemaMissing', () => new SchemaMissing('sales_schema_missing', ['sales_orders']), 503, 'sales_schema_missing'],
-    ['QueueUnavailableError (jobs/)', () => new QueueUnavailableError('x', new Error('down')), 503, 'QUEUE_UNAVAILABLE'],
+    [
+      'QueueUnavailableError (jobs/)',
+      () => new QueueUnavailableError('x', new Error('down')),
+      503,
+      'QUEUE_UNAVAILABLE',
+    ],
     ['MailAuthError', () => new MailAuthError('imap'), 401, 'mailbox_auth_failed'],
     ['MailServerError', () => new MailServerError('smtp', 'TIMEOUT', 'timed out'), 502, 'mail_server_error'],
     ['StorageLimitError', () => new StorageLimitError(10), 413, 'PAYLOAD_TOO_LARGE'],
     ['StorageTypeError', () => new StorageTypeError('text/plain', ['image/*']), 415, 'UNSUPPORTED_FILE_TYPE'],
-    ['MoneyError', () => { try { money('1.234'); } catch (e) { return e; } return null; }, 422, 'VALIDATION_FAILED'],
-    ['pg unique', () => Object.assign(new Error('duplicate key value violates unique constraint "x"'), { code: '23505' }), 409, 'CONFLICT'],
+    [
+      'MoneyError',
+      () => {
+        try {
+          money('1.234');
+        } catch (e) {
+          return e;
+        }
+        return null;
+      },
+      422,
+      'VALIDATION_FAILED',
+    ],
+    [
+      'pg unique',
+      () => Object.assign(new Error('duplicate key value violates unique constraint "x"'), { code: '23505' }),
+      409,
+      'CONFLICT',
+    ],
     ['unknown', () => new Error('SELECT secret FROM users'), 500, 'SERVER_ERROR'],
   ];
   for (const [name, make, status, code] of cases) {

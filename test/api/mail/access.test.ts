@@ -6,7 +6,16 @@ import { getMailStack, type MailStack } from '../../helpers/mail.js';
 import { env, registerCleanup } from '../../helpers/env.js';
 import { makeTenant, makeIntegrationToken } from '../../helpers/fixtures.js';
 import {
-  SENTINEL_MAILBOX_PASSWORD as PW, captureLogger, enc, makeDomain, makeKey, makeMailbox, startMailTestApp, uniq, type DomainFixture, type MailTestApp,
+  SENTINEL_MAILBOX_PASSWORD as PW,
+  captureLogger,
+  enc,
+  makeDomain,
+  makeKey,
+  makeMailbox,
+  startMailTestApp,
+  uniq,
+  type DomainFixture,
+  type MailTestApp,
 } from './support.js';
 
 /**
@@ -50,8 +59,16 @@ describe('Mailbox API: access errors and their order (document 3 "Errors")', () 
     { method: 'GET', path: `/api/v1/mailboxes/${enc(m)}/emails`, body: undefined },
     { method: 'GET', path: `/api/v1/mailboxes/${enc(m)}/emails/1`, body: undefined },
     { method: 'POST', path: `/api/v1/mailboxes/${enc(m)}/emails/1/reply`, body: { body: 'Thanks' } },
-    { method: 'POST', path: `/api/v1/mailboxes/${enc(m)}/send`, body: { to: 'x@outside.test', subject: 'Hi', body: 'Hello' } },
-    { method: 'POST', path: `/api/v1/domains/${domain.name}/mailboxes`, body: { local_part: 'newbox', password: 'long enough password' } },
+    {
+      method: 'POST',
+      path: `/api/v1/mailboxes/${enc(m)}/send`,
+      body: { to: 'x@outside.test', subject: 'Hi', body: 'Hello' },
+    },
+    {
+      method: 'POST',
+      path: `/api/v1/domains/${domain.name}/mailboxes`,
+      body: { local_part: 'newbox', password: 'long enough password' },
+    },
   ];
 
   it('401 unauthorized: missing, malformed, wrong-kind, wrong-secret, revoked and expired keys, on every protected endpoint', async () => {
@@ -60,29 +77,43 @@ describe('Mailbox API: access errors and their order (document 3 "Errors")', () 
     const revoked = await makeKey(domain, [box.id], ['emails:read']);
     await revokeApiKey(env.knex, revoked.id);
     const expired = await createApiKey(env.knex, {
-      name: 'expired', domainId: domain.id, mailboxIds: [box.id], scopes: ['emails:read'],
+      name: 'expired',
+      domainId: domain.id,
+      mailboxIds: [box.id],
+      scopes: ['emails:read'],
       expiresAt: new Date(Date.now() - 3600_000),
     });
     const wrongSecret = mintToken('mailbox', (await makeKey(domain, [box.id], ['emails:read'])).id).token;
     const cases: [string, Record<string, string>][] = [
-      ['no header', {}], ['garbage', { authorization: 'Bearer garbage' }], ['basic scheme', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
-      ['integration token', { authorization: `Bearer ${integration}` }], ['wrong secret', { authorization: `Bearer ${wrongSecret}` }],
-      ['revoked', { authorization: `Bearer ${revoked.key}` }], ['expired', { authorization: `Bearer ${expired.key}` }],
+      ['no header', {}],
+      ['garbage', { authorization: 'Bearer garbage' }],
+      ['basic scheme', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
+      ['integration token', { authorization: `Bearer ${integration}` }],
+      ['wrong secret', { authorization: `Bearer ${wrongSecret}` }],
+      ['revoked', { authorization: `Bearer ${revoked.key}` }],
+      ['expired', { authorization: `Bearer ${expired.key}` }],
     ];
     for (const [name, headers] of cases) {
       for (const e of endpoints(box.email)) {
         const res = await app.request(e.method, e.path, { headers, password: PW, body: e.body });
         expect(res.status, `${name} ${e.method} ${e.path}`).to.equal(401);
-        expect(res.body).to.deep.equal({ ok: false, error: 'unauthorized', message: 'The bearer token (API key) is missing or wrong.' });
+        expect(res.body).to.deep.equal({
+          ok: false,
+          error: 'unauthorized',
+          message: 'The bearer token (API key) is missing or wrong.',
+        });
       }
     }
     expect((await app.request('GET', '/api/v1')).status).to.equal(200);
   });
 
-  it('403 forbidden: a key without the endpoint\'s scope', async () => {
+  it("403 forbidden: a key without the endpoint's scope", async () => {
     const sendOnly = (await makeKey(domain, [box.id], ['emails:send'])).key;
     for (const e of endpoints(box.email)) {
-      const key = e.path.endsWith('/reply') || e.path.endsWith('/send') || e.path.startsWith('/api/v1/domains') ? readOnly : sendOnly;
+      const key =
+        e.path.endsWith('/reply') || e.path.endsWith('/send') || e.path.startsWith('/api/v1/domains')
+          ? readOnly
+          : sendOnly;
       const res = await app.request(e.method, e.path, { key, password: PW, body: e.body });
       expect(res.status, `${e.method} ${e.path}`).to.equal(403);
       expect(res.body.ok).to.equal(false);
@@ -107,7 +138,10 @@ describe('Mailbox API: access errors and their order (document 3 "Errors")', () 
   });
 
   it('the mailbox in the path is URL-decoded and case-insensitive', async () => {
-    const res = await app.request('GET', `/api/v1/mailboxes/${enc(box.email.toUpperCase())}/emails`, { key: full, password: PW });
+    const res = await app.request('GET', `/api/v1/mailboxes/${enc(box.email.toUpperCase())}/emails`, {
+      key: full,
+      password: PW,
+    });
     expect(res.status).to.equal(200);
     expect(res.body.data.map((e: { subject: string }) => e.subject)).to.include('Access test');
     const raw = await app.request('GET', `/api/v1/mailboxes/${box.email}/emails?limit=1`, { key: full, password: PW });
@@ -136,7 +170,12 @@ describe('Mailbox API: access errors and their order (document 3 "Errors")', () 
       ['POST', `/api/v1/mailboxes/${m}/send`, { to: 'not-an-address', subject: 'x', body: 'y' }, 'to'],
       ['POST', `/api/v1/mailboxes/${m}/send`, { to: 'a@outside.test, b@outside.test', subject: 'x', body: 'y' }, 'to'],
       ['POST', `/api/v1/mailboxes/${m}/send`, { to: 'a@outside.test', body: 'y' }, 'subject'],
-      ['POST', `/api/v1/mailboxes/${m}/send`, { to: 'a@outside.test', subject: 'x\r\nBcc: evil@outside.test', body: 'y' }, 'subject'],
+      [
+        'POST',
+        `/api/v1/mailboxes/${m}/send`,
+        { to: 'a@outside.test', subject: 'x\r\nBcc: evil@outside.test', body: 'y' },
+        'subject',
+      ],
       ['POST', `/api/v1/mailboxes/${m}/send`, { to: 'a@outside.test', subject: 'x' }, 'body'],
     ];
     for (const [method, path, body, field] of cases) {
@@ -146,7 +185,11 @@ describe('Mailbox API: access errors and their order (document 3 "Errors")', () 
       expect(res.body.error).to.equal('invalid_request');
       expect(res.body.errors, `${path} ${JSON.stringify(body)}`).to.have.property(field);
     }
-    const bad = await app.request('POST', `/api/v1/mailboxes/${m}/send`, { key: full, password: PW, raw: `{"to": "a@outside.test", "mailbox_password": "${PW}"` });
+    const bad = await app.request('POST', `/api/v1/mailboxes/${m}/send`, {
+      key: full,
+      password: PW,
+      raw: `{"to": "a@outside.test", "mailbox_password": "${PW}"`,
+    });
     expect(bad.status).to.equal(422);
     expect(bad.body.error).to.equal('invalid_request');
     expect(bad.text).not.to.include(PW);
@@ -156,12 +199,19 @@ describe('Mailbox API: access errors and their order (document 3 "Errors")', () 
     const m = enc(box.email);
     for (const e of endpoints(box.email).slice(1, 5)) {
       for (const headers of [{}, { 'x-mailbox-password': '' }] as Record<string, string>[]) {
-        const res = await app.request(e.method, e.path, { key: full, headers, body: e.body ? { ...e.body, mailbox_password: '' } : undefined });
+        const res = await app.request(e.method, e.path, {
+          key: full,
+          headers,
+          body: e.body ? { ...e.body, mailbox_password: '' } : undefined,
+        });
         expect(res.status, e.path).to.equal(422);
         expect(res.body.error).to.equal('mailbox_password_required');
       }
     }
-    const viaBody = await app.request('POST', `/api/v1/mailboxes/${m}/emails/999999/reply`, { key: full, body: { body: 'x', mailbox_password: PW } });
+    const viaBody = await app.request('POST', `/api/v1/mailboxes/${m}/emails/999999/reply`, {
+      key: full,
+      body: { body: 'x', mailbox_password: PW },
+    });
     expect(viaBody.status).to.equal(404);
     expect(viaBody.body.error).to.equal('email_not_found');
   });
@@ -174,12 +224,19 @@ describe('Mailbox API: access errors and their order (document 3 "Errors")', () 
       expect(res.body).to.deep.include({ ok: false, error: 'mailbox_auth_failed' });
     }
     // the header wins over the body field
-    const both = await app.request('POST', `/api/v1/mailboxes/${m}/emails/999999/reply`, { key: full, password: 'wrong-password', body: { body: 'x', mailbox_password: PW } });
+    const both = await app.request('POST', `/api/v1/mailboxes/${m}/emails/999999/reply`, {
+      key: full,
+      password: 'wrong-password',
+      body: { body: 'x', mailbox_password: PW },
+    });
     expect(both.body.error).to.equal('mailbox_auth_failed');
   });
 
   it('404 email_not_found for a UID that is not in INBOX', async () => {
-    const res = await app.request('GET', `/api/v1/mailboxes/${enc(box.email)}/emails/4000000000`, { key: full, password: PW });
+    const res = await app.request('GET', `/api/v1/mailboxes/${enc(box.email)}/emails/4000000000`, {
+      key: full,
+      password: PW,
+    });
     expect(res.status).to.equal(404);
     expect(res.body.error).to.equal('email_not_found');
   });
@@ -191,11 +248,19 @@ describe('Mailbox API: access errors and their order (document 3 "Errors")', () 
     try {
       const list = await app.request('GET', `/api/v1/mailboxes/${m}/emails`, { key: full, password: PW });
       expect(list.status).to.equal(502);
-      expect(list.body).to.deep.equal({ ok: false, error: 'mail_server_error', message: 'The mail server could not be reached or refused the request.' });
+      expect(list.body).to.deep.equal({
+        ok: false,
+        error: 'mail_server_error',
+        message: 'The mail server could not be reached or refused the request.',
+      });
       const detail = await app.request('GET', `/api/v1/mailboxes/${m}/emails/1`, { key: full, password: PW });
       expect(detail.status).to.equal(502);
       expect(detail.body.error).to.equal('mail_server_error');
-      const send = await app.request('POST', `/api/v1/mailboxes/${m}/send`, { key: full, password: PW, body: { to: box.email, subject: 'While down', body: 'x' } });
+      const send = await app.request('POST', `/api/v1/mailboxes/${m}/send`, {
+        key: full,
+        password: PW,
+        body: { to: box.email, subject: 'While down', body: 'x' },
+      });
       expect(send.status).to.equal(502);
       expect(send.body.error).to.equal('mail_server_error');
     } finally {
@@ -216,7 +281,13 @@ describe('Mailbox API: access errors and their order (document 3 "Errors")', () 
       ['GET', `/api/v1/mailboxes/${n}/emails?limit=0`, { key: full }, 403, 'mailbox_not_allowed'],
       ['POST', `/api/v1/mailboxes/${m}/send`, { key: full, body: { to: 'bad' } }, 422, 'invalid_request'],
       ['GET', `/api/v1/mailboxes/${m}/emails?limit=5`, { key: full }, 422, 'mailbox_password_required'],
-      ['GET', `/api/v1/mailboxes/${m}/emails?limit=5`, { key: full, password: 'wrong-password' }, 401, 'mailbox_auth_failed'],
+      [
+        'GET',
+        `/api/v1/mailboxes/${m}/emails?limit=5`,
+        { key: full, password: 'wrong-password' },
+        401,
+        'mailbox_auth_failed',
+      ],
     ];
     for (const [method, path, o, status, error] of table) {
       const res = await app.request(method, path, o);
@@ -226,7 +297,10 @@ describe('Mailbox API: access errors and their order (document 3 "Errors")', () 
   });
 
   it('429 rate_limited per key with Retry-After and X-RateLimit-* headers; another key is not affected', async () => {
-    const limited = await startMailTestApp({ mailClient: client, config: { rateLimit: { points: 3, durationSeconds: 60 } } });
+    const limited = await startMailTestApp({
+      mailClient: client,
+      config: { rateLimit: { points: 3, durationSeconds: 60 } },
+    });
     const k1 = (await makeKey(domain, [box.id], ['emails:read'])).key;
     const k2 = (await makeKey(domain, [box.id], ['emails:read'])).key;
     const first = await limited.request('GET', '/api/v1/mailboxes', { key: k1 });

@@ -6,7 +6,16 @@ import { createQueues } from '../../../jobs/queues.js';
 import { env, registerCleanup } from '../../helpers/env.js';
 import { FakeMailboxClient } from './fake-client.js';
 import {
-  SENTINEL_NEW_PASSWORD as NEW_PW, TEST_APP_KEY, captureLogger, makeDomain, makeKey, makeMailbox, startMailTestApp, uniq, type DomainFixture, type MailTestApp,
+  SENTINEL_NEW_PASSWORD as NEW_PW,
+  TEST_APP_KEY,
+  captureLogger,
+  makeDomain,
+  makeKey,
+  makeMailbox,
+  startMailTestApp,
+  uniq,
+  type DomainFixture,
+  type MailTestApp,
 } from './support.js';
 
 const PANEL_TOKEN = 'PANELTOKEN-0123456789ABCDEF';
@@ -16,7 +25,7 @@ const PANEL_TOKEN = 'PANELTOKEN-0123456789ABCDEF';
  * enqueues `mailbox-create`, a real BullMQ worker (in-process, unique queue prefix) runs the job
  * against a nock'ed cPanel UAPI, and the API answers 201, 202 (poll), or the mapped failure.
  */
-describe('Mailbox API: create mailbox through the mailbox-create job (nock\'ed cPanel)', () => {
+describe("Mailbox API: create mailbox through the mailbox-create job (nock'ed cPanel)", () => {
   const prefix = `{mailcreate-${uniq()}}`;
   let app: MailTestApp;
   let slow: MailTestApp;
@@ -28,14 +37,22 @@ describe('Mailbox API: create mailbox through the mailbox-create job (nock\'ed c
     this.timeout(60_000);
     mailboxCreate.configureMailboxCreate({});
     const workers = await startWorkers({
-      redisUrl: env.redisUrl, knex: env.knex, appKey: TEST_APP_KEY, queues: ['mailbox-create'], prefix, logger: captureLogger(), shutdownGraceMs: 1000,
+      redisUrl: env.redisUrl,
+      knex: env.knex,
+      appKey: TEST_APP_KEY,
+      queues: ['mailbox-create'],
+      prefix,
+      logger: captureLogger(),
+      shutdownGraceMs: 1000,
       registry: { 'mailbox-create': { processor: mailboxCreate.process, concurrency: 5 } },
     });
     registerCleanup(() => workers.close());
     app = await startMailTestApp({ mailClient: new FakeMailboxClient(), prefix, config: { createWaitMs: 15_000 } });
     slow = await startMailTestApp({ mailClient: new FakeMailboxClient(), prefix, config: { createWaitMs: 200 } });
     panelHost = `cpanel-${uniq()}.example.test`;
-    domain = await makeDomain({ panel: { type: 'cpanel', host: panelHost, port: 2083, user: 'cpuser', password: PANEL_TOKEN } });
+    domain = await makeDomain({
+      panel: { type: 'cpanel', host: panelHost, port: 2083, user: 'cpuser', password: PANEL_TOKEN },
+    });
     key = (await makeKey(domain, [], ['mailboxes:create'])).key;
   });
   afterEach(() => nock.cleanAll());
@@ -43,14 +60,22 @@ describe('Mailbox API: create mailbox through the mailbox-create job (nock\'ed c
   /** Intercepts Email/add_pop for `local`, checking the form and the token; answers via `reply`. */
   function addPop(local: string, reply: () => Promise<[number, unknown]> | [number, unknown], times = 1) {
     return nock(`https://${panelHost}:2083`)
-      .post('/execute/Email/add_pop', (b: Record<string, string>) => b.email === local && b.domain === domain.name && b.password === NEW_PW)
+      .post(
+        '/execute/Email/add_pop',
+        (b: Record<string, string>) => b.email === local && b.domain === domain.name && b.password === NEW_PW,
+      )
       .matchHeader('authorization', `cpanel cpuser:${PANEL_TOKEN}`)
       .times(times)
       .reply(async () => reply());
   }
-  const ok = (): [number, unknown] => [200, { status: 1, errors: null, messages: null, warnings: null, data: `${domain.name}+x`, metadata: {} }];
-  const create = (a: MailTestApp, body: Record<string, unknown>, k = key, d = domain.name) => a.request('POST', `/api/v1/domains/${d}/mailboxes`, { key: k, body });
-  const requestRow = (local: string) => env.knex('mail_mailbox_requests').where({ domain_id: domain.id, local_part: local }).orderBy('id', 'desc').first();
+  const ok = (): [number, unknown] => [
+    200,
+    { status: 1, errors: null, messages: null, warnings: null, data: `${domain.name}+x`, metadata: {} },
+  ];
+  const create = (a: MailTestApp, body: Record<string, unknown>, k = key, d = domain.name) =>
+    a.request('POST', `/api/v1/domains/${d}/mailboxes`, { key: k, body });
+  const requestRow = (local: string) =>
+    env.knex('mail_mailbox_requests').where({ domain_id: domain.id, local_part: local }).orderBy('id', 'desc').first();
 
   it('201 with the new mailbox when the panel answers in time; registered, request created, sealed password deleted', async () => {
     const local = `alice-${uniq()}`;
@@ -59,8 +84,17 @@ describe('Mailbox API: create mailbox through the mailbox-create job (nock\'ed c
     expect(res.status, res.text).to.equal(201);
     const email = `${local}@${domain.name}`;
     expect(res.body).to.deep.equal({
-      ok: true, status: 'created',
-      data: { email, username: email, domain: domain.name, imap_host: 'imap.invalid', imap_port: 993, smtp_host: 'smtp.invalid', smtp_port: 465 },
+      ok: true,
+      status: 'created',
+      data: {
+        email,
+        username: email,
+        domain: domain.name,
+        imap_host: 'imap.invalid',
+        imap_port: 993,
+        smtp_host: 'smtp.invalid',
+        smtp_port: 465,
+      },
     });
     expect(scope.isDone()).to.equal(true);
     const box = await env.knex('mail_mailboxes').where({ email }).first();
@@ -77,13 +111,20 @@ describe('Mailbox API: create mailbox through the mailbox-create job (nock\'ed c
     this.timeout(30_000);
     const local = `slow-${uniq()}`;
     let release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
-    const scope = addPop(local, async () => { await gate; return ok(); });
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const scope = addPop(local, async () => {
+      await gate;
+      return ok();
+    });
     const res = await create(slow, { local_part: local, password: NEW_PW });
     expect(res.status, res.text).to.equal(202);
     const req = await requestRow(local);
     expect(res.body).to.deep.equal({ ok: true, status: 'pending', job_id: `mailbox-create-${req.id}` });
-    const pending = await slow.request('GET', `/api/v1/domains/${domain.name}/mailboxes/requests/${res.body.job_id}`, { key });
+    const pending = await slow.request('GET', `/api/v1/domains/${domain.name}/mailboxes/requests/${res.body.job_id}`, {
+      key,
+    });
     expect(pending.status).to.equal(202);
     expect(pending.body).to.deep.equal(res.body);
     const dup = await create(slow, { local_part: local, password: NEW_PW });
@@ -105,9 +146,21 @@ describe('Mailbox API: create mailbox through the mailbox-create job (nock\'ed c
 
   it('maps panel failures: exists -> 409 mailbox_exists, refused credentials and permanent errors -> 502 mail_server_error', async () => {
     const cases: [string, [number, unknown], number, string, RegExp][] = [
-      ['exists', [200, { status: 0, errors: ['The account “x” already exists.'], data: null }], 409, 'mailbox_exists', /already exists/],
+      [
+        'exists',
+        [200, { status: 0, errors: ['The account “x” already exists.'], data: null }],
+        409,
+        'mailbox_exists',
+        /already exists/,
+      ],
       ['auth', [401, 'Access denied'], 502, 'mail_server_error', /credentials/],
-      ['permanent', [200, { status: 0, errors: ['The password you selected does not meet the strength requirement.'], data: null }], 502, 'mail_server_error', /strength requirement/],
+      [
+        'permanent',
+        [200, { status: 0, errors: ['The password you selected does not meet the strength requirement.'], data: null }],
+        502,
+        'mail_server_error',
+        /strength requirement/,
+      ],
     ];
     for (const [kind, answer, status, error, message] of cases) {
       const local = `${kind}-${uniq()}`;
@@ -122,7 +175,12 @@ describe('Mailbox API: create mailbox through the mailbox-create job (nock\'ed c
       const req = await requestRow(local);
       expect(req).to.include({ status: 'failed', error_code: kind });
       expect(res.body.job_id).to.equal(`mailbox-create-${req.id}`);
-      expect(await env.knex('mail_mailboxes').where({ email: `${local}@${domain.name}` }).first()).to.equal(undefined);
+      expect(
+        await env
+          .knex('mail_mailboxes')
+          .where({ email: `${local}@${domain.name}` })
+          .first(),
+      ).to.equal(undefined);
     }
     expect(await env.knex('mail_sealed_secrets').count('* as n').first()).to.deep.equal({ n: 0 });
   });
@@ -166,7 +224,9 @@ describe('Mailbox API: create mailbox through the mailbox-create job (nock\'ed c
 
   it('403 forbidden without mailboxes:create, 403 domain_not_allowed for another domain, 404 domain_not_found for an unknown one', async () => {
     const reader = (await makeKey(domain, [], ['emails:read'])).key;
-    const other = await makeDomain({ panel: { type: 'cpanel', host: panelHost, port: 2083, user: 'cpuser', password: PANEL_TOKEN } });
+    const other = await makeDomain({
+      panel: { type: 'cpanel', host: panelHost, port: 2083, user: 'cpuser', password: PANEL_TOKEN },
+    });
     const body = { local_part: `x-${uniq()}`, password: NEW_PW };
     const f = await create(app, body, reader);
     expect([f.status, f.body.error]).to.deep.equal([403, 'forbidden']);
@@ -186,7 +246,9 @@ describe('Mailbox API: create mailbox through the mailbox-create job (nock\'ed c
     const bareKey = (await makeKey(bare, [], ['mailboxes:create'])).key;
     const p = await create(app, { local_part: 'someone', password: NEW_PW }, bareKey, bare.name);
     expect([p.status, p.body.error]).to.deep.equal([409, 'panel_not_configured']);
-    expect(await env.knex('mail_mailbox_requests').where({ domain_id: bare.id }).count('* as n').first()).to.deep.equal({ n: 0 });
+    expect(await env.knex('mail_mailbox_requests').where({ domain_id: bare.id }).count('* as n').first()).to.deep.equal(
+      { n: 0 },
+    );
   });
 
   it('503 queue_unavailable when the job cannot be enqueued; the request and the sealed password are removed again', async () => {
@@ -207,9 +269,18 @@ describe('Mailbox API: create mailbox through the mailbox-create job (nock\'ed c
       const res = await app.request('GET', `/api/v1/domains/${domain.name}/mailboxes/requests/${id}`, { key });
       expect([res.status, res.body.error], id).to.deep.equal([404, 'request_not_found']);
     }
-    const other = await makeDomain({ panel: { type: 'cpanel', host: panelHost, port: 2083, user: 'cpuser', password: PANEL_TOKEN } });
-    const [foreign] = await env.knex('mail_mailbox_requests').insert({ domain_id: other.id, local_part: 'x', status: 'pending' }).returning('id');
-    const res = await app.request('GET', `/api/v1/domains/${domain.name}/mailboxes/requests/mailbox-create-${foreign.id}`, { key });
+    const other = await makeDomain({
+      panel: { type: 'cpanel', host: panelHost, port: 2083, user: 'cpuser', password: PANEL_TOKEN },
+    });
+    const [foreign] = await env
+      .knex('mail_mailbox_requests')
+      .insert({ domain_id: other.id, local_part: 'x', status: 'pending' })
+      .returning('id');
+    const res = await app.request(
+      'GET',
+      `/api/v1/domains/${domain.name}/mailboxes/requests/mailbox-create-${foreign.id}`,
+      { key },
+    );
     expect(res.status).to.equal(404);
     await env.knex('mail_mailbox_requests').where({ id: foreign.id }).del();
   });

@@ -9,16 +9,32 @@ import { createLogger } from '../../../lib/logger.js';
 import { env, registerCleanup } from '../../helpers/env.js';
 
 /** A dashboard served alone on a loopback port (the mail app mounts the same router at its root). */
-export interface DashServer { url: string; appKey: Buffer; logs: string[] }
+export interface DashServer {
+  url: string;
+  appKey: Buffer;
+  logs: string[];
+}
 
 /** Starts the dashboard router in its own Koa app against the test database and Redis. */
 export async function startDashboard(config: Partial<DashboardDeps['config']> = {}): Promise<DashServer> {
   const logs: string[] = [];
-  const sink = new Writable({ write(chunk, _enc, cb) { logs.push(chunk.toString()); cb(); } });
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(chunk.toString());
+      cb();
+    },
+  });
   const appKey = config.appKey ?? randomBytes(32);
   const router = createDashboardRouter({
-    knex: env.knex, redis: env.redis, logger: createLogger('info', sink as never),
-    config: { mailBaseUrl: 'http://127.0.0.1', loginThrottle: { points: 5, durationSeconds: 900, keyPrefix: `t-dash-${randomBytes(4).toString('hex')}` }, ...config, appKey },
+    knex: env.knex,
+    redis: env.redis,
+    logger: createLogger('info', sink as never),
+    config: {
+      mailBaseUrl: 'http://127.0.0.1',
+      loginThrottle: { points: 5, durationSeconds: 900, keyPrefix: `t-dash-${randomBytes(4).toString('hex')}` },
+      ...config,
+      appKey,
+    },
   });
   const app = new Koa();
   app.silent = true;
@@ -26,19 +42,30 @@ export async function startDashboard(config: Partial<DashboardDeps['config']> = 
   app.use(router.allowedMethods());
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  registerCleanup(async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); });
+  registerCleanup(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, appKey, logs };
 }
 
 /** A response as the tests see it. */
-export interface Page { status: number; text: string; headers: Headers; location: string | null; setCookies: string[] }
+export interface Page {
+  status: number;
+  text: string;
+  headers: Headers;
+  location: string | null;
+  setCookies: string[];
+}
 
 /** A minimal browser: a cookie jar, GET and form POST, no redirects followed. */
 export class Client {
   readonly jar = new Map<string, string>();
   constructor(readonly base: string) {}
 
-  private cookieHeader(): string { return [...this.jar].map(([k, v]) => `${k}=${v}`).join('; '); }
+  private cookieHeader(): string {
+    return [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
 
   private async send(method: string, path: string, body?: string): Promise<Page> {
     const headers: Record<string, string> = { accept: 'text/html' };
@@ -51,12 +78,21 @@ export class Client {
       const i = pair.indexOf('=');
       const name = pair.slice(0, i);
       const value = pair.slice(i + 1);
-      if (/Max-Age=0/i.test(c) || !value) this.jar.delete(name); else this.jar.set(name, value);
+      if (/Max-Age=0/i.test(c) || !value) this.jar.delete(name);
+      else this.jar.set(name, value);
     }
-    return { status: res.status, text: await res.text(), headers: res.headers, location: res.headers.get('location'), setCookies };
+    return {
+      status: res.status,
+      text: await res.text(),
+      headers: res.headers,
+      location: res.headers.get('location'),
+      setCookies,
+    };
   }
 
-  get(path: string): Promise<Page> { return this.send('GET', path); }
+  get(path: string): Promise<Page> {
+    return this.send('GET', path);
+  }
 
   /** POSTs a form; array values become repeated fields. */
   post(path: string, form: Record<string, string | string[] | undefined>): Promise<Page> {
@@ -99,4 +135,6 @@ export async function makeOperator(): Promise<{ id: number; email: string }> {
 }
 
 /** A unique domain name. */
-export function domainName(): string { return `d-${randomBytes(4).toString('hex')}.test`; }
+export function domainName(): string {
+  return `d-${randomBytes(4).toString('hex')}.test`;
+}

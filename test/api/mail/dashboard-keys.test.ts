@@ -4,7 +4,16 @@ import { verifyApiKey } from '../../../api/mail/keys/service.js';
 import { addDomain, addMailbox, type DomainView, type MailboxView } from '../../../api/mail/domains/service.js';
 import { escapeHtml, html } from '../../../api/mail/dashboard/html.js';
 import { env } from '../../helpers/env.js';
-import { Client, csrfOf, domainName, fieldOf, makeOperator, OP_PASSWORD, startDashboard, type DashServer } from './dashboard-client.js';
+import {
+  Client,
+  csrfOf,
+  domainName,
+  fieldOf,
+  makeOperator,
+  OP_PASSWORD,
+  startDashboard,
+  type DashServer,
+} from './dashboard-client.js';
 
 const ENDPOINTS = { imap_host: 'imap.example.test', smtp_host: 'smtp.example.test' };
 
@@ -23,21 +32,36 @@ describe('mail dashboard: API keys (issue 3 §5)', () => {
     expect((await c.login(op.email, OP_PASSWORD)).status).to.equal(303);
     domain = await addDomain(env.knex, dash.appKey, { name: domainName(), ...ENDPOINTS });
     other = await addDomain(env.knex, dash.appKey, { name: domainName(), ...ENDPOINTS });
-    boxes = [await addMailbox(env.knex, { email: `info@${domain.name}` }), await addMailbox(env.knex, { email: `sales@${domain.name}` }), await addMailbox(env.knex, { email: `hr@${domain.name}` })];
+    boxes = [
+      await addMailbox(env.knex, { email: `info@${domain.name}` }),
+      await addMailbox(env.knex, { email: `sales@${domain.name}` }),
+      await addMailbox(env.knex, { email: `hr@${domain.name}` }),
+    ];
     foreignBox = await addMailbox(env.knex, { email: `info@${other.name}` });
   });
 
-  async function createKey(name: string, mailboxIds: number[], permission: string): Promise<{ page: Awaited<ReturnType<Client['post']>>; formId: string; csrf: string }> {
+  async function createKey(
+    name: string,
+    mailboxIds: number[],
+    permission: string,
+  ): Promise<{ page: Awaited<ReturnType<Client['post']>>; formId: string; csrf: string }> {
     const form = await c.get(`/dashboard/keys/new?domain_id=${domain.id}`);
     const formId = fieldOf(form.text, 'form_id');
     const csrf = csrfOf(form.text);
-    const page = await c.post('/dashboard/keys', { _csrf: csrf, domain_id: String(domain.id), form_id: formId, name, permission, mailbox_ids: mailboxIds.map(String) });
+    const page = await c.post('/dashboard/keys', {
+      _csrf: csrf,
+      domain_id: String(domain.id),
+      form_id: formId,
+      name,
+      permission,
+      mailbox_ids: mailboxIds.map(String),
+    });
     return { page, formId, csrf };
   }
 
   const keyOf = (text: string) => /<code class="key" id="api-key">([^<]+)<\/code>/.exec(text)?.[1] ?? null;
 
-  it('step 1 offers the domains; step 2 offers only the chosen domain\'s mailboxes and the three permission sets', async () => {
+  it("step 1 offers the domains; step 2 offers only the chosen domain's mailboxes and the three permission sets", async () => {
     const step1 = await c.get('/dashboard/keys/new');
     expect(step1.status).to.equal(200);
     expect(step1.text).to.include(`<option value="${domain.id}">${domain.name} (3 mailboxes)</option>`);
@@ -64,27 +88,50 @@ describe('mail dashboard: API keys (issue 3 §5)', () => {
     expect(row.domain_id).to.equal(domain.id);
     const linked = await env.knex('mail_api_key_mailboxes').where({ key_id: id }).pluck('mailbox_id');
     expect(linked.map(Number).sort()).to.deep.equal([boxes[0].id, boxes[1].id].sort());
-    const dump = JSON.stringify(await Promise.all(['mail_api_keys', 'mail_api_key_mailboxes', 'mail_operator_sessions'].map((t) => env.knex(t).select('*'))));
+    const dump = JSON.stringify(
+      await Promise.all(
+        ['mail_api_keys', 'mail_api_key_mailboxes', 'mail_operator_sessions'].map((t) => env.knex(t).select('*')),
+      ),
+    );
     expect(dump).not.to.include(key);
     expect(dash.logs.join('')).not.to.include(key);
-    for (const path of ['/dashboard/keys', '/dashboard', `/dashboard/keys/${id}/revoke`, `/dashboard/keys/new?domain_id=${domain.id}`]) {
+    for (const path of [
+      '/dashboard/keys',
+      '/dashboard',
+      `/dashboard/keys/${id}/revoke`,
+      `/dashboard/keys/new?domain_id=${domain.id}`,
+    ]) {
       expect((await c.get(path)).text, path).not.to.include(key);
     }
-    const again = await c.post('/dashboard/keys', { _csrf: csrf, domain_id: String(domain.id), form_id: formId, name: 'CMS reader', permission: 'reply', mailbox_ids: [String(boxes[0].id)] });
+    const again = await c.post('/dashboard/keys', {
+      _csrf: csrf,
+      domain_id: String(domain.id),
+      form_id: formId,
+      name: 'CMS reader',
+      permission: 'reply',
+      mailbox_ids: [String(boxes[0].id)],
+    });
     expect(again.status).to.equal(303);
     expect(again.location).to.equal('/dashboard/keys?notice=already-submitted');
     expect(keyOf(again.text)).to.equal(null);
-    expect(Number((await env.knex('mail_api_keys').where({ name: 'CMS reader' }).count({ n: '*' }).first())!.n)).to.equal(1);
+    expect(
+      Number((await env.knex('mail_api_keys').where({ name: 'CMS reader' }).count({ n: '*' }).first())!.n),
+    ).to.equal(1);
   });
 
   it('maps the permission sets to scopes (read only, full)', async () => {
     const read = keyOf((await createKey('read set', [boxes[2].id], 'read')).page.text)!;
     const full = keyOf((await createKey('full set', [boxes[2].id], 'full')).page.text)!;
     expect((await verifyApiKey(env.knex, read))!.scopes).to.deep.equal(['emails:read']);
-    expect((await verifyApiKey(env.knex, full))!.scopes).to.deep.equal(['emails:read', 'emails:reply', 'emails:send', 'mailboxes:create']);
+    expect((await verifyApiKey(env.knex, full))!.scopes).to.deep.equal([
+      'emails:read',
+      'emails:reply',
+      'emails:send',
+      'mailboxes:create',
+    ]);
   });
 
-  it('answers 422 with field errors for a missing name, permission or mailbox, and for another domain\'s mailbox; creates nothing', async () => {
+  it("answers 422 with field errors for a missing name, permission or mailbox, and for another domain's mailbox; creates nothing", async () => {
     const before = Number((await env.knex('mail_api_keys').count({ n: '*' }).first())!.n);
     const cases: [string, number[], string, string][] = [
       ['', [boxes[0].id], 'read', 'The name field is required.'],
@@ -106,8 +153,14 @@ describe('mail dashboard: API keys (issue 3 §5)', () => {
     const id = Number(key.split('_')[1]);
     const rowOf = (text: string) => new RegExp(`<tr data-key-id="${id}">([\\s\\S]*?)</tr>`).exec(text)![1];
     let row = rowOf((await c.get('/dashboard/keys')).text);
-    expect(row).to.include('Listed key').and.include(`mbxk_${id}_…`).and.include(domain.name).and.include(boxes[1].email)
-      .and.include('mailboxes:create').and.include('never').and.include('active');
+    expect(row)
+      .to.include('Listed key')
+      .and.include(`mbxk_${id}_…`)
+      .and.include(domain.name)
+      .and.include(boxes[1].email)
+      .and.include('mailboxes:create')
+      .and.include('never')
+      .and.include('active');
     expect(await verifyApiKey(env.knex, key)).to.not.equal(null);
     row = rowOf((await c.get('/dashboard/keys')).text);
     const used = await env.knex('mail_api_keys').where({ id }).first('last_used_at');
@@ -142,9 +195,16 @@ describe('mail dashboard: API keys (issue 3 §5)', () => {
     const list = await c.get('/dashboard/keys');
     expect(list.text).not.to.include('<img src=x');
     expect(list.text).to.include('&lt;img src=x onerror=alert(1)&gt;&quot;&#39;&#96;');
-    const box = await addMailbox(env.knex, { domainId: domain.id, local_part: 'xss', display_name: '<script>alert("d")</script>' });
+    const box = await addMailbox(env.knex, {
+      domainId: domain.id,
+      local_part: 'xss',
+      display_name: '<script>alert("d")</script>',
+    });
     const boxesPage = await c.get(`/dashboard/domains/${domain.id}/mailboxes`);
-    expect(boxesPage.text).to.include(box.email).and.include('&lt;script&gt;alert(&quot;d&quot;)&lt;/script&gt;').and.not.include('<script>');
+    expect(boxesPage.text)
+      .to.include(box.email)
+      .and.include('&lt;script&gt;alert(&quot;d&quot;)&lt;/script&gt;')
+      .and.not.include('<script>');
     const anon = new Client(dash.url);
     const login = await anon.login('"><script>alert(2)</script>@x.test', 'whatever-password');
     expect(login.status).to.equal(401);
@@ -157,6 +217,8 @@ describe('mail dashboard: API keys (issue 3 §5)', () => {
   it('html`` escapes values, keeps nested fragments and drops null/false', () => {
     expect(escapeHtml(`&<>"'\``)).to.equal('&amp;&lt;&gt;&quot;&#39;&#96;');
     const inner = html`<b>${'<i>'}</b>`;
-    expect(html`<p>${inner}${null}${false}${undefined}${[html`<br>`, '<x>']}${0}</p>`.value).to.equal('<p><b>&lt;i&gt;</b><br>&lt;x&gt;0</p>');
+    expect(html`<p>${inner}${null}${false}${undefined}${[html`<br />`, '<x>']}${0}</p>`.value).to.equal(
+      '<p><b>&lt;i&gt;</b><br>&lt;x&gt;0</p>',
+    );
   });
 });

@@ -3,12 +3,25 @@ import type { ImapFlow } from 'imapflow';
 import { createMailboxClient, type MailboxClient } from '../../../jobs/adapters/mailbox-client/index.js';
 import { getMailStack, type MailStack } from '../../helpers/mail.js';
 import { registerCleanup } from '../../helpers/env.js';
-import { SENTINEL_MAILBOX_PASSWORD as PW, captureLogger, enc, makeDomain, makeKey, makeMailbox, startMailTestApp, uniq, type MailTestApp } from './support.js';
+import {
+  SENTINEL_MAILBOX_PASSWORD as PW,
+  captureLogger,
+  enc,
+  makeDomain,
+  makeKey,
+  makeMailbox,
+  startMailTestApp,
+  uniq,
+  type MailTestApp,
+} from './support.js';
 
 /** Raw header block of a message -> lowercase name -> unfolded value (first occurrence). */
 function headersOf(raw: Buffer | string): Record<string, string> {
   const out: Record<string, string> = {};
-  const text = raw.toString().split(/\r?\n\r?\n/)[0].replace(/\r?\n[ \t]+/g, ' ');
+  const text = raw
+    .toString()
+    .split(/\r?\n\r?\n/)[0]
+    .replace(/\r?\n[ \t]+/g, ' ');
   for (const line of text.split(/\r?\n/)) {
     const i = line.indexOf(':');
     if (i > 0) out[line.slice(0, i).toLowerCase()] ??= line.slice(i + 1).trim();
@@ -17,7 +30,11 @@ function headersOf(raw: Buffer | string): Record<string, string> {
 }
 
 /** Waits (bounded) until a message with this Message-ID is in `folder`; returns its headers and flags. */
-async function findByMessageId(c: ImapFlow, folder: string, messageId: string): Promise<{ uid: number; headers: Record<string, string>; flags: Set<string> }> {
+async function findByMessageId(
+  c: ImapFlow,
+  folder: string,
+  messageId: string,
+): Promise<{ uid: number; headers: Record<string, string>; flags: Set<string> }> {
   for (let i = 0; i < 50; i++) {
     const lock = await c.getMailboxLock(folder);
     try {
@@ -26,7 +43,9 @@ async function findByMessageId(c: ImapFlow, folder: string, messageId: string): 
         const m = await c.fetchOne(String(uids[0]), { uid: true, headers: true, flags: true }, { uid: true });
         if (m && m.headers) return { uid: m.uid, headers: headersOf(m.headers), flags: m.flags ?? new Set() };
       }
-    } finally { lock.release(); }
+    } finally {
+      lock.release();
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`no message ${messageId} in ${folder}`);
@@ -64,23 +83,34 @@ describe('Mailbox API: e-mail endpoints against real Dovecot and SMTP (document 
     bulk = await makeMailbox(domain, `bulk-${uniq()}`);
     sender = `sender-${uniq()}@outside.test`;
     for (const e of [box.email, second.email, bulk.email, sender]) await stack.addMailbox(e, PW);
-    for (let i = 1; i <= 25; i++) await stack.deliver({ from: sender, to: bulk.email, subject: `Bulk ${i}`, text: `message ${i}` });
+    for (let i = 1; i <= 25; i++)
+      await stack.deliver({ from: sender, to: bulk.email, subject: `Bulk ${i}`, text: `message ${i}` });
     await stack.deliver({ from: sender, to: box.email, subject: 'First', text: 'one' });
     await stack.deliver({ from: sender, to: box.email, subject: 'Second', text: 'two', cc: ccAddress });
     await stack.deliver({
-      from: sender, to: box.email, subject: 'Question', text: 'Can you help?', html: '<p>Can you <b>help</b>?</p>', messageId: origId, references: rootId,
+      from: sender,
+      to: box.email,
+      subject: 'Question',
+      text: 'Can you help?',
+      html: '<p>Can you <b>help</b>?</p>',
+      messageId: origId,
+      references: rootId,
       attachments: [{ filename: 'notes.txt', content: 'attached text', contentType: 'text/plain' }],
     });
     key = (await makeKey(domain, [box.id, second.id, bulk.id], ['emails:read', 'emails:reply', 'emails:send'])).key;
   });
 
-  it('GET /api/v1/mailboxes lists the key\'s mailboxes with their IMAP and SMTP hosts', async () => {
+  it("GET /api/v1/mailboxes lists the key's mailboxes with their IMAP and SMTP hosts", async () => {
     const res = await app.request('GET', '/api/v1/mailboxes', { key });
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal({ data: [box.email, second.email, bulk.email].sort().map((email) => ({ email, imap_host: stack.imap.host, smtp_host: stack.smtp.host })) });
+    expect(res.body).to.deep.equal({
+      data: [box.email, second.email, bulk.email]
+        .sort()
+        .map((email) => ({ email, imap_host: stack.imap.host, smtp_host: stack.smtp.host })),
+    });
   });
 
-  it('lists e-mails newest first with document 3\'s summary fields; limit bounds the count', async () => {
+  it("lists e-mails newest first with document 3's summary fields; limit bounds the count", async () => {
     const res = await app.request('GET', `/api/v1/mailboxes/${enc(box.email)}/emails`, { key, password: PW });
     expect(res.status).to.equal(200);
     expect(res.body.data.map((e: { subject: string }) => e.subject)).to.deep.equal(['Question', 'Second', 'First']);
@@ -100,8 +130,13 @@ describe('Mailbox API: e-mail endpoints against real Dovecot and SMTP (document 
   it('limit defaults to 20 (the newest) and goes up to 100', async () => {
     const def = await app.request('GET', `/api/v1/mailboxes/${enc(bulk.email)}/emails`, { key, password: PW });
     expect(def.status).to.equal(200);
-    expect(def.body.data.map((e: { subject: string }) => e.subject)).to.deep.equal(Array.from({ length: 20 }, (_, i) => `Bulk ${25 - i}`));
-    const max = await app.request('GET', `/api/v1/mailboxes/${enc(bulk.email)}/emails?limit=100`, { key, password: PW });
+    expect(def.body.data.map((e: { subject: string }) => e.subject)).to.deep.equal(
+      Array.from({ length: 20 }, (_, i) => `Bulk ${25 - i}`),
+    );
+    const max = await app.request('GET', `/api/v1/mailboxes/${enc(bulk.email)}/emails?limit=100`, {
+      key,
+      password: PW,
+    });
     expect(max.status).to.equal(200);
     expect(max.body.data).to.have.length(25);
     expect(max.body.data.at(-1).subject).to.equal('Bulk 1');
@@ -112,12 +147,22 @@ describe('Mailbox API: e-mail endpoints against real Dovecot and SMTP (document 
     const s = list.body.data.find((e: { subject: string }) => e.subject === 'Second');
     const res = await app.request('GET', `/api/v1/mailboxes/${enc(box.email)}/emails/${s.id}`, { key, password: PW });
     expect(res.status).to.equal(200);
-    expect(res.body.data).to.include({ id: s.id, subject: 'Second', cc: ccAddress, date: s.date, in_reply_to: '', reply_to: '' });
+    expect(res.body.data).to.include({
+      id: s.id,
+      subject: 'Second',
+      cc: ccAddress,
+      date: s.date,
+      in_reply_to: '',
+      reply_to: '',
+    });
     expect(res.body.data.text.trim()).to.equal('two');
   });
 
   it('reads one e-mail (document 3 detail + parsed fields) and unseen=1 drops it afterwards', async () => {
-    const before = await app.request('GET', `/api/v1/mailboxes/${enc(box.email)}/emails?unseen=1`, { key, password: PW });
+    const before = await app.request('GET', `/api/v1/mailboxes/${enc(box.email)}/emails?unseen=1`, {
+      key,
+      password: PW,
+    });
     const q = before.body.data.find((e: { subject: string }) => e.subject === 'Question');
     expect(q).to.be.an('object');
     const res = await app.request('GET', `/api/v1/mailboxes/${enc(box.email)}/emails/${q.id}`, { key, password: PW });
@@ -130,8 +175,13 @@ describe('Mailbox API: e-mail endpoints against real Dovecot and SMTP (document 
     expect(d.body_raw).to.include('Subject: Question');
     expect(d.text.trim()).to.equal('Can you help?');
     expect(d.html).to.include('<b>help</b>');
-    expect(d.attachments).to.deep.equal([{ filename: 'notes.txt', content_type: 'text/plain', size: 13, content_id: d.attachments[0].content_id }]);
-    const after = await app.request('GET', `/api/v1/mailboxes/${enc(box.email)}/emails?unseen=true`, { key, password: PW });
+    expect(d.attachments).to.deep.equal([
+      { filename: 'notes.txt', content_type: 'text/plain', size: 13, content_id: d.attachments[0].content_id },
+    ]);
+    const after = await app.request('GET', `/api/v1/mailboxes/${enc(box.email)}/emails?unseen=true`, {
+      key,
+      password: PW,
+    });
     expect(after.body.data.map((e: { id: string }) => e.id)).not.to.include(q.id);
     expect(after.body.data).to.have.length(before.body.data.length - 1);
     const all = await app.request('GET', `/api/v1/mailboxes/${enc(box.email)}/emails?unseen=0`, { key, password: PW });
@@ -142,7 +192,10 @@ describe('Mailbox API: e-mail endpoints against real Dovecot and SMTP (document 
     this.timeout(30_000);
     const list = await app.request('GET', `/api/v1/mailboxes/${enc(box.email)}/emails`, { key, password: PW });
     const q = list.body.data.find((e: { subject: string }) => e.subject === 'Question');
-    const res = await app.request('POST', `/api/v1/mailboxes/${enc(box.email)}/emails/${q.id}/reply`, { key, body: { body: 'Yes, we can.', mailbox_password: PW } });
+    const res = await app.request('POST', `/api/v1/mailboxes/${enc(box.email)}/emails/${q.id}/reply`, {
+      key,
+      body: { body: 'Yes, we can.', mailbox_password: PW },
+    });
     expect(res.status).to.equal(200);
     expect(res.body.ok).to.equal(true);
     expect(res.body.message_id).to.match(/^<[^<>@\s]+@[^<>\s]+>$/);
@@ -167,7 +220,11 @@ describe('Mailbox API: e-mail endpoints against real Dovecot and SMTP (document 
   it('sends a new e-mail: the recipient receives it and a copy is in Sent', async function () {
     this.timeout(30_000);
     const subject = `Hello ${uniq()}`;
-    const res = await app.request('POST', `/api/v1/mailboxes/${enc(box.email)}/send`, { key, password: PW, body: { to: second.email, subject, body: 'A new message.' } });
+    const res = await app.request('POST', `/api/v1/mailboxes/${enc(box.email)}/send`, {
+      key,
+      password: PW,
+      body: { to: second.email, subject, body: 'A new message.' },
+    });
     expect(res.status).to.equal(200);
     expect(res.body).to.have.keys(['ok', 'message_id']);
     expect(res.body.ok).to.equal(true);
@@ -179,14 +236,22 @@ describe('Mailbox API: e-mail endpoints against real Dovecot and SMTP (document 
     try {
       const copy = await findByMessageId(b, await sentFolder(b), res.body.message_id);
       expect(copy.headers.to).to.include(second.email);
-    } finally { await b.logout(); }
+    } finally {
+      await b.logout();
+    }
   });
 
   it('never echoes the mailbox password in any answer', async () => {
     const answers = [
       await app.request('GET', `/api/v1/mailboxes/${enc(box.email)}/emails`, { key, password: PW }),
-      await app.request('POST', `/api/v1/mailboxes/${enc(box.email)}/send`, { key, body: { mailbox_password: PW, to: 'bad', subject: 'x', body: 'y' } }),
-      await app.request('POST', `/api/v1/mailboxes/${enc(box.email)}/emails/1/reply`, { key, body: { mailbox_password: PW } }),
+      await app.request('POST', `/api/v1/mailboxes/${enc(box.email)}/send`, {
+        key,
+        body: { mailbox_password: PW, to: 'bad', subject: 'x', body: 'y' },
+      }),
+      await app.request('POST', `/api/v1/mailboxes/${enc(box.email)}/emails/1/reply`, {
+        key,
+        body: { mailbox_password: PW },
+      }),
     ];
     for (const a of answers) {
       expect(a.text).not.to.include(PW);

@@ -1,4 +1,12 @@
-import { EmailNotFoundError, MailAuthError, MailServerError, type EmailDetail, type EmailSummary, type MailboxClient, type MailboxCredentials } from '../../../jobs/adapters/mailbox-client/index.js';
+import {
+  EmailNotFoundError,
+  MailAuthError,
+  MailServerError,
+  type EmailDetail,
+  type EmailSummary,
+  type MailboxClient,
+  type MailboxCredentials,
+} from '../../../jobs/adapters/mailbox-client/index.js';
 
 /**
  * An in-memory MailboxClient implementing the contract: one INBOX per address, the right password
@@ -22,8 +30,20 @@ export class FakeMailboxClient implements MailboxClient {
     const box = this.inbox.get(email) ?? [];
     const id = String(box.length + 1);
     const full: EmailDetail = {
-      id, from: 'sender@example.test', to: email, cc: '', date: 'Mon, 2 Nov 2026 10:00:00 +0000', message_id: `<m${id}.${email}>`,
-      references: '', in_reply_to: '', reply_to: '', body_raw: `Subject: ${m.subject}\r\n\r\nhello`, text: 'hello', html: null, attachments: [], ...m,
+      id,
+      from: 'sender@example.test',
+      to: email,
+      cc: '',
+      date: 'Mon, 2 Nov 2026 10:00:00 +0000',
+      message_id: `<m${id}.${email}>`,
+      references: '',
+      in_reply_to: '',
+      reply_to: '',
+      body_raw: `Subject: ${m.subject}\r\n\r\nhello`,
+      text: 'hello',
+      html: null,
+      attachments: [],
+      ...m,
     };
     box.push(full);
     this.inbox.set(email, box);
@@ -34,9 +54,19 @@ export class FakeMailboxClient implements MailboxClient {
 
   async listEmails(c: MailboxCredentials, o: { limit: number; unseen: boolean }): Promise<EmailSummary[]> {
     this.check(c, 'listEmails', o);
-    return [...(this.inbox.get(c.email) ?? [])].reverse()
-      .filter((m) => !o.unseen || !this.seen.has(`${c.email}/${m.id}`)).slice(0, o.limit)
-      .map((m) => ({ id: m.id, from: m.from, to: m.to, subject: m.subject, date: m.date, message_id: m.message_id, seen: this.seen.has(`${c.email}/${m.id}`) }));
+    return [...(this.inbox.get(c.email) ?? [])]
+      .reverse()
+      .filter((m) => !o.unseen || !this.seen.has(`${c.email}/${m.id}`))
+      .slice(0, o.limit)
+      .map((m) => ({
+        id: m.id,
+        from: m.from,
+        to: m.to,
+        subject: m.subject,
+        date: m.date,
+        message_id: m.message_id,
+        seen: this.seen.has(`${c.email}/${m.id}`),
+      }));
   }
 
   async getEmail(c: MailboxCredentials, uid: string): Promise<EmailDetail> {
@@ -61,7 +91,11 @@ export class FakeMailboxClient implements MailboxClient {
     return { message_id: `<sent-${this.sent.length}@fake.test>` };
   }
 
-  async verifyLogin(c: MailboxCredentials): Promise<void> { this.check(c, 'verifyLogin', null); }
+  async verifyLogin(c: MailboxCredentials): Promise<void> {
+    this.check(c, 'verifyLogin', null);
+  }
 
-  async close(): Promise<void> { /* nothing pooled */ }
+  async close(): Promise<void> {
+    /* nothing pooled */
+  }
 }

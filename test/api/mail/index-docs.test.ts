@@ -12,16 +12,31 @@ import { TEST_APP_KEY, captureLogger, startMailTestApp, type MailTestApp } from 
 
 describe('Mailbox API: index, /openapi.json, /docs (document 3)', () => {
   let app: MailTestApp;
-  before(async () => { app = await startMailTestApp({ mailClient: new FakeMailboxClient() }); });
+  before(async () => {
+    app = await startMailTestApp({ mailClient: new FakeMailboxClient() });
+  });
 
   it('GET /api/v1 is public and lists every endpoint of the route table with method, path and scope', async () => {
     const res = await app.request('GET', '/api/v1');
     expect(res.status).to.equal(200);
-    expect(res.body).to.include({ ok: true, version: 'v1', base_url: 'http://mail.example.test', docs: 'http://mail.example.test/docs', openapi: 'http://mail.example.test/openapi.json' });
+    expect(res.body).to.include({
+      ok: true,
+      version: 'v1',
+      base_url: 'http://mail.example.test',
+      docs: 'http://mail.example.test/docs',
+      openapi: 'http://mail.example.test/openapi.json',
+    });
     expect(res.body.service).to.be.a('string').and.not.equal('');
     expect(res.body.authentication).to.include('Authorization: Bearer');
-    expect(res.body.endpoints).to.deep.equal(mailRoutes.map((r) => ({ method: r.method.toUpperCase(), path: publicPath(r.path), scope: r.scope })));
-    const byPath = Object.fromEntries(res.body.endpoints.map((e: { method: string; path: string; scope: string }) => [`${e.method} ${e.path}`, e.scope]));
+    expect(res.body.endpoints).to.deep.equal(
+      mailRoutes.map((r) => ({ method: r.method.toUpperCase(), path: publicPath(r.path), scope: r.scope })),
+    );
+    const byPath = Object.fromEntries(
+      res.body.endpoints.map((e: { method: string; path: string; scope: string }) => [
+        `${e.method} ${e.path}`,
+        e.scope,
+      ]),
+    );
     expect(byPath).to.include({
       'GET /api/v1': null,
       'GET /api/v1/mailboxes': 'emails:read',
@@ -40,7 +55,11 @@ describe('Mailbox API: index, /openapi.json, /docs (document 3)', () => {
     expect(doc.openapi).to.equal('3.1.0');
     expect(structuralProblems(doc)).to.deep.equal([]);
     const { router } = createMailApp({
-      knex: env.knex, redis: env.redis, logger: captureLogger(), queues: createQueues(env.redisUrl), mailClient: new FakeMailboxClient(),
+      knex: env.knex,
+      redis: env.redis,
+      logger: captureLogger(),
+      queues: createQueues(env.redisUrl),
+      mailClient: new FakeMailboxClient(),
       config: { mailBaseUrl: 'http://x.test', appKey: TEST_APP_KEY },
     });
     const layers = (router as Router).stack.filter((l) => l.methods.length > 0);
@@ -54,22 +73,37 @@ describe('Mailbox API: index, /openapi.json, /docs (document 3)', () => {
     }
   });
 
-  it('documents the API-key scheme, the mailbox password header and document 3\'s error codes per route', () => {
+  it("documents the API-key scheme, the mailbox password header and document 3's error codes per route", () => {
     const doc = buildMailOpenApi(mailRoutes, 'http://mail.example.test');
     expect(doc.components.securitySchemes).to.have.property('apiKey');
     expect(doc.paths['/api/v1'].get.security).to.deep.equal([]);
     const list = doc.paths['/api/v1/mailboxes/{mailbox}/emails'].get;
     expect(list.security).to.deep.equal([{ apiKey: [] }]);
-    expect(list.parameters!.map((p) => `${p.in}:${p.name}`)).to.include.members(['path:mailbox', 'query:limit', 'query:unseen', 'header:X-Mailbox-Password']);
+    expect(list.parameters!.map((p) => `${p.in}:${p.name}`)).to.include.members([
+      'path:mailbox',
+      'query:limit',
+      'query:unseen',
+      'header:X-Mailbox-Password',
+    ]);
     const limit = list.parameters!.find((p) => p.name === 'limit')!.schema as Record<string, unknown>;
     expect(limit).to.include({ minimum: 1, maximum: 100, default: 20 });
-    for (const [status, codes] of Object.entries({ 401: ['unauthorized', 'mailbox_auth_failed'], 403: ['forbidden', 'mailbox_not_allowed'], 404: ['mailbox_not_found'], 422: ['invalid_request', 'mailbox_password_required'], 429: ['rate_limited'], 502: ['mail_server_error'] })) {
+    for (const [status, codes] of Object.entries({
+      401: ['unauthorized', 'mailbox_auth_failed'],
+      403: ['forbidden', 'mailbox_not_allowed'],
+      404: ['mailbox_not_found'],
+      422: ['invalid_request', 'mailbox_password_required'],
+      429: ['rate_limited'],
+      502: ['mail_server_error'],
+    })) {
       for (const c of codes) expect(list.responses[status].description, `${status} ${c}`).to.include(c);
     }
     const create = doc.paths['/api/v1/domains/{domain}/mailboxes'].post;
     expect(Object.keys(create.responses)).to.include.members(['201', '202', '403', '404', '409', '422', '502', '503']);
     expect(create.parameters!.some((p) => p.name === 'X-Mailbox-Password')).to.equal(false);
-    expect((create.requestBody!.content['application/json'].schema as { required: string[] }).required).to.deep.equal(['local_part', 'password']);
+    expect((create.requestBody!.content['application/json'].schema as { required: string[] }).required).to.deep.equal([
+      'local_part',
+      'password',
+    ]);
   });
 
   it('/docs renders swagger-ui from local assets; other asset names are 404', async () => {
@@ -89,9 +123,15 @@ describe('Mailbox API: index, /openapi.json, /docs (document 3)', () => {
   });
 
   it('a JSON body over 1 MB answers 413 payload_too_large, as JSON', async () => {
-    const res = await app.request('POST', '/api/v1/mailboxes/x%40example.test/send', { raw: JSON.stringify({ to: 'a@example.test', subject: 's', body: 'x'.repeat(1_100_000) }) });
+    const res = await app.request('POST', '/api/v1/mailboxes/x%40example.test/send', {
+      raw: JSON.stringify({ to: 'a@example.test', subject: 's', body: 'x'.repeat(1_100_000) }),
+    });
     expect(res.status).to.equal(413);
-    expect(res.body).to.deep.equal({ ok: false, error: 'payload_too_large', message: 'The request body is too large.' });
+    expect(res.body).to.deep.equal({
+      ok: false,
+      error: 'payload_too_large',
+      message: 'The request body is too large.',
+    });
   });
 
   it('unknown routes answer 404 not_found and wrong methods 405 method_not_allowed, as JSON', async () => {

@@ -48,21 +48,37 @@ function teeProcessOutput(): string[] {
 
 /** A logger whose lines land in `into` and in allMailLogs. */
 export function captureLogger(into: string[] = []) {
-  const sink = new Writable({ write(chunk, _enc, cb) { const s = chunk.toString(); into.push(s); allMailLogs.push(s); cb(); } });
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      const s = chunk.toString();
+      into.push(s);
+      allMailLogs.push(s);
+      cb();
+    },
+  });
   return createLogger('debug', sink as never);
 }
 
 export const uniq = () => randomBytes(4).toString('hex');
 
 /** A test response. */
-export interface MailResponse { status: number; body: any; headers: Headers; text: string }
+export interface MailResponse {
+  status: number;
+  body: any;
+  headers: Headers;
+  text: string;
+}
 
 /** A running mail app. */
 export interface MailTestApp {
   url: string;
   logs: string[];
   queues: Queues;
-  request(method: string, path: string, opts?: { key?: string; password?: string; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<MailResponse>;
+  request(
+    method: string,
+    path: string,
+    opts?: { key?: string; password?: string; body?: unknown; raw?: string; headers?: Record<string, string> },
+  ): Promise<MailResponse>;
 }
 
 /**
@@ -71,67 +87,134 @@ export interface MailTestApp {
  * @param opts.config overrides (rateLimit default: 100000 a minute; rateLimitPrefix unique)
  * @param opts.prefix queue prefix (default unique)
  */
-export async function startMailTestApp(opts: { mailClient: MailboxClient; config?: Partial<MailConfig>; prefix?: string }): Promise<MailTestApp> {
+export async function startMailTestApp(opts: {
+  mailClient: MailboxClient;
+  config?: Partial<MailConfig>;
+  prefix?: string;
+}): Promise<MailTestApp> {
   const logs: string[] = [];
   const queues = createQueues(env.redisUrl, { prefix: opts.prefix ?? `{mailtest-${uniq()}}` });
   const { app, close } = createMailApp({
-    knex: env.knex, redis: env.redis, logger: captureLogger(logs), queues, mailClient: opts.mailClient,
-    config: { mailBaseUrl: 'http://mail.example.test', appKey: TEST_APP_KEY, rateLimit: { points: 100000, durationSeconds: 60 }, rateLimitPrefix: `rl:mailtest:${uniq()}`, ...opts.config },
+    knex: env.knex,
+    redis: env.redis,
+    logger: captureLogger(logs),
+    queues,
+    mailClient: opts.mailClient,
+    config: {
+      mailBaseUrl: 'http://mail.example.test',
+      appKey: TEST_APP_KEY,
+      rateLimit: { points: 100000, durationSeconds: 60 },
+      rateLimitPrefix: `rl:mailtest:${uniq()}`,
+      ...opts.config,
+    },
   });
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  registerCleanup(async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); await close(); await queues.close(); });
+  registerCleanup(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    await close();
+    await queues.close();
+  });
   return {
-    url, logs, queues,
+    url,
+    logs,
+    queues,
     async request(method, path, o = {}) {
       const headers: Record<string, string> = { accept: 'application/json', ...o.headers };
       if (o.key !== undefined) headers.authorization = `Bearer ${o.key}`;
       if (o.password !== undefined) headers['x-mailbox-password'] = o.password;
       let body: string | undefined;
-      if (o.raw !== undefined) { body = o.raw; headers['content-type'] ??= 'application/json'; }
-      else if (o.body !== undefined) { body = JSON.stringify(o.body); headers['content-type'] = 'application/json'; }
+      if (o.raw !== undefined) {
+        body = o.raw;
+        headers['content-type'] ??= 'application/json';
+      } else if (o.body !== undefined) {
+        body = JSON.stringify(o.body);
+        headers['content-type'] = 'application/json';
+      }
       const res = await fetch(url + path, { method, headers, body, redirect: 'manual' });
       const text = await res.text();
       let parsed: any = null;
-      try { parsed = text ? JSON.parse(text) : null; } catch { parsed = null; }
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        parsed = null;
+      }
       return { status: res.status, body: parsed, headers: res.headers, text };
     },
   };
 }
 
 /** A mail domain row. */
-export interface DomainFixture { id: number; name: string }
+export interface DomainFixture {
+  id: number;
+  name: string;
+}
 
 /**
  * Inserts a mail domain.
  * @param o.imap/smtp servers (default unreachable placeholders), o.panel a cPanel config (password sealed like the dashboard does)
  */
-export async function makeDomain(o: {
-  name?: string; imap?: { host: string; port: number; security: string }; smtp?: { host: string; port: number; security: string };
-  panel?: { type: 'cpanel' | 'directadmin' | 'hestia'; host: string; port: number; user: string; password: string; ssl?: boolean } | null;
-} = {}): Promise<DomainFixture> {
+export async function makeDomain(
+  o: {
+    name?: string;
+    imap?: { host: string; port: number; security: string };
+    smtp?: { host: string; port: number; security: string };
+    panel?: {
+      type: 'cpanel' | 'directadmin' | 'hestia';
+      host: string;
+      port: number;
+      user: string;
+      password: string;
+      ssl?: boolean;
+    } | null;
+  } = {},
+): Promise<DomainFixture> {
   const name = o.name ?? `d-${uniq()}.test`;
   const imap = o.imap ?? { host: 'imap.invalid', port: 993, security: 'ssl' };
   const smtp = o.smtp ?? { host: 'smtp.invalid', port: 465, security: 'ssl' };
   const p = o.panel ?? null;
-  const [row] = await env.knex('mail_domains').insert({
-    name, imap_host: imap.host, imap_port: imap.port, imap_security: imap.security, smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: smtp.security,
-    panel_type: p?.type ?? null, panel_host: p?.host ?? null, panel_port: p?.port ?? null, panel_user: p?.user ?? null,
-    panel_password_enc: p ? seal(TEST_APP_KEY, p.password, 'mail_domains.panel_password') : null, panel_ssl: p?.ssl ?? true,
-  }).returning(['id', 'name']);
+  const [row] = await env
+    .knex('mail_domains')
+    .insert({
+      name,
+      imap_host: imap.host,
+      imap_port: imap.port,
+      imap_security: imap.security,
+      smtp_host: smtp.host,
+      smtp_port: smtp.port,
+      smtp_security: smtp.security,
+      panel_type: p?.type ?? null,
+      panel_host: p?.host ?? null,
+      panel_port: p?.port ?? null,
+      panel_user: p?.user ?? null,
+      panel_password_enc: p ? seal(TEST_APP_KEY, p.password, 'mail_domains.panel_password') : null,
+      panel_ssl: p?.ssl ?? true,
+    })
+    .returning(['id', 'name']);
   return row;
 }
 
 /** Registers a mailbox of a domain; returns its id and lowercase address. */
-export async function makeMailbox(domain: DomainFixture, local = `box-${uniq()}`): Promise<{ id: number; email: string }> {
+export async function makeMailbox(
+  domain: DomainFixture,
+  local = `box-${uniq()}`,
+): Promise<{ id: number; email: string }> {
   const email = `${local}@${domain.name}`.toLowerCase();
-  const [row] = await env.knex('mail_mailboxes').insert({ domain_id: domain.id, email, local_part: local.toLowerCase() }).returning(['id', 'email']);
+  const [row] = await env
+    .knex('mail_mailboxes')
+    .insert({ domain_id: domain.id, email, local_part: local.toLowerCase() })
+    .returning(['id', 'email']);
   return row;
 }
 
 /** Creates an API key through the key service; returns the plain key and its id. */
-export async function makeKey(domain: DomainFixture, mailboxIds: number[], scopes: MailScope[]): Promise<{ key: string; id: number }> {
+export async function makeKey(
+  domain: DomainFixture,
+  mailboxIds: number[],
+  scopes: MailScope[],
+): Promise<{ key: string; id: number }> {
   const r = await createApiKey(env.knex, { name: `test-${uniq()}`, domainId: domain.id, mailboxIds, scopes });
   return { key: r.key, id: r.data.id };
 }
@@ -144,7 +227,11 @@ export const enc = (email: string) => encodeURIComponent(email);
  * pg_dump), and every Redis key with its value (strings, hashes, lists, sets, sorted sets, streams).
  */
 export async function dumpStores(): Promise<{ db: string; redis: string }> {
-  const tables: string[] = (await env.knex.raw(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1`)).rows.map((r: { table_name: string }) => r.table_name);
+  const tables: string[] = (
+    await env.knex.raw(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1`,
+    )
+  ).rows.map((r: { table_name: string }) => r.table_name);
   const parts: string[] = [];
   for (const t of tables) {
     const { rows } = await env.knex.raw('SELECT row_to_json(x)::text AS j FROM ?? x', [t]);

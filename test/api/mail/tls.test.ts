@@ -3,7 +3,14 @@ import { createMailboxClient, type MailboxClient } from '../../../jobs/adapters/
 import { getTlsMailStack, type TlsMailStack } from '../../helpers/mail.js';
 import { registerCleanup } from '../../helpers/env.js';
 import {
-  SENTINEL_MAILBOX_PASSWORD as PW, captureLogger, enc, makeDomain, makeKey, makeMailbox, startMailTestApp, uniq,
+  SENTINEL_MAILBOX_PASSWORD as PW,
+  captureLogger,
+  enc,
+  makeDomain,
+  makeKey,
+  makeMailbox,
+  startMailTestApp,
+  uniq,
   type MailTestApp,
 } from './support.js';
 
@@ -40,14 +47,17 @@ describe('Mailbox API over TLS: real client trusting the test CA (issue "TLS for
     const m = enc(goodBox.email);
     const subject = `TLS via API ${uniq()}`;
     const sent = await app.request('POST', `/api/v1/mailboxes/${m}/send`, {
-      key, password: PW, body: { to: goodBox.email, subject, body: 'over STARTTLS' },
+      key,
+      password: PW,
+      body: { to: goodBox.email, subject, body: 'over STARTTLS' },
     });
     expect(sent.status).to.equal(200);
     expect(sent.body.ok).to.equal(true);
     const list = await app.request('GET', `/api/v1/mailboxes/${m}/emails`, { key, password: PW });
     expect(list.status).to.equal(200);
-    expect(list.body.data.map((e: { subject: string; message_id: string }) => [e.subject, e.message_id]))
-      .to.deep.equal([[subject, sent.body.message_id]]);
+    expect(list.body.data.map((e: { subject: string; message_id: string }) => [e.subject, e.message_id])).to.deep.equal(
+      [[subject, sent.body.message_id]],
+    );
   });
 
   it('502 mail_server_error (not 500 or 401) for a certificate of an untrusted CA; the log has why', async () => {
@@ -55,12 +65,16 @@ describe('Mailbox API over TLS: real client trusting the test CA (issue "TLS for
     const before = app.logs.length;
     const list = await app.request('GET', `/api/v1/mailboxes/${m}/emails`, { key: badKey, password: PW });
     const send = await app.request('POST', `/api/v1/mailboxes/${m}/send`, {
-      key: badKey, password: PW, body: { to: badBox.email, subject: 'never sent', body: 'x' },
+      key: badKey,
+      password: PW,
+      body: { to: badBox.email, subject: 'never sent', body: 'x' },
     });
     for (const res of [list, send]) {
       expect(res.status).to.equal(502);
       expect(res.body).to.deep.equal({
-        ok: false, error: 'mail_server_error', message: 'The mail server could not be reached or refused the request.',
+        ok: false,
+        error: 'mail_server_error',
+        message: 'The mail server could not be reached or refused the request.',
       });
     }
     const logged = app.logs.slice(before).join('\n');

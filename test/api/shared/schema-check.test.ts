@@ -4,11 +4,15 @@ import { describeError } from '../../../api/http/error-table.js';
 import { env } from '../../helpers/env.js';
 
 async function thrown(p: Promise<unknown>): Promise<unknown> {
-  try { await p; } catch (e) { return e; }
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
   return null;
 }
 
-describe('api/shared/schema-check.ts (the spec\'s 503 schema-missing codes)', () => {
+describe("api/shared/schema-check.ts (the spec's 503 schema-missing codes)", () => {
   const table = `tmp_schema_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
   beforeEach(() => resetSchemaChecks());
   after(() => env.knex.schema.dropTableIfExists(table));
@@ -26,15 +30,20 @@ describe('api/shared/schema-check.ts (the spec\'s 503 schema-missing codes)', ()
     expect(http.headers['Retry-After']).to.match(/^\d+$/);
     await env.knex.schema.createTable(table, (t) => t.increments('id'));
     // within RECHECK_MS the cached answer stands; after it the tables are looked up again
-    expect(describeError(await thrown(requireTables(env.knex, 'attendance_schema_missing', ['tenants', table], t0 + 1))).status)
-      .to.equal(503);
-    expect(await thrown(requireTables(env.knex, 'attendance_schema_missing', ['tenants', table], t0 + RECHECK_MS + 1)))
-      .to.equal(null);
+    expect(
+      describeError(await thrown(requireTables(env.knex, 'attendance_schema_missing', ['tenants', table], t0 + 1)))
+        .status,
+    ).to.equal(503);
+    expect(
+      await thrown(requireTables(env.knex, 'attendance_schema_missing', ['tenants', table], t0 + RECHECK_MS + 1)),
+    ).to.equal(null);
   });
 
   it('asks information_schema once per process for a complete table set', async () => {
     let queries = 0;
-    const count = () => { queries += 1; };
+    const count = () => {
+      queries += 1;
+    };
     env.knex.on('query', count);
     try {
       for (let i = 0; i < 5; i += 1) await requireTables(env.knex, 'sales_schema_missing', ['tenants', 'users']);

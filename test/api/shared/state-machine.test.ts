@@ -27,7 +27,11 @@ describe('api/shared/state-machine.ts (DESIGN.md §10 INVALID_TRANSITION)', () =
         if (requests.can(s, a)) continue;
         refused += 1;
         let err: unknown;
-        try { requests.next(s, a); } catch (e) { err = e; }
+        try {
+          requests.next(s, a);
+        } catch (e) {
+          err = e;
+        }
         expect(err, `${s} -> ${a}`).to.be.instanceOf(InvalidTransition);
         const http = describeError(err);
         expect(http.status).to.equal(422);

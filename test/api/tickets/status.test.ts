@@ -39,7 +39,10 @@ describe('PATCH /api/tickets/{id}: status changes and the reopen rule', () => {
       it(`an Administrator reopens a ${from} ticket to ${to}`, async () => {
         const { ticketId } = await seedBasics(a);
         await setStatus(ticketId, from);
-        const res = await app.request('PATCH', `/api/tickets/${ticketId}`, { token: admin.token, body: { status: to } });
+        const res = await app.request('PATCH', `/api/tickets/${ticketId}`, {
+          token: admin.token,
+          body: { status: to },
+        });
         expect(res.status).to.equal(200);
         expect(res.body.data.status).to.equal(to);
         expect(res.body.data.resolved_at).to.equal(null);
@@ -51,30 +54,47 @@ describe('PATCH /api/tickets/{id}: status changes and the reopen rule', () => {
   it('a Super Admin may reopen; staff may not', async () => {
     const { ticketId } = await seedBasics(a);
     await setStatus(ticketId, 'closed');
-    expect((await app.request('PATCH', `/api/tickets/${ticketId}`, { token: staff.token, body: { status: 'open' } })).status).to.equal(422);
-    const res = await app.request('PATCH', `/api/tickets/${ticketId}`, { token: a.adminToken, body: { status: 'open' } });
+    expect(
+      (await app.request('PATCH', `/api/tickets/${ticketId}`, { token: staff.token, body: { status: 'open' } })).status,
+    ).to.equal(422);
+    const res = await app.request('PATCH', `/api/tickets/${ticketId}`, {
+      token: a.adminToken,
+      body: { status: 'open' },
+    });
     expect(res.status).to.equal(200);
     expect(await status(ticketId)).to.equal('open');
   });
 
   it('a technician moves an open ticket forward: inprogress sets responded_at, resolved sets resolved_at', async () => {
     const { ticketId } = await seedBasics(a);
-    const p = await app.request('PATCH', `/api/tickets/${ticketId}`, { token: tech.token, body: { status: 'inprogress' } });
+    const p = await app.request('PATCH', `/api/tickets/${ticketId}`, {
+      token: tech.token,
+      body: { status: 'inprogress' },
+    });
     expect(p.status).to.equal(200);
     expect(p.body.data.responded_at).to.be.a('string');
-    const r = await app.request('PATCH', `/api/tickets/${ticketId}`, { token: tech.token, body: { status: 'resolved' } });
+    const r = await app.request('PATCH', `/api/tickets/${ticketId}`, {
+      token: tech.token,
+      body: { status: 'resolved' },
+    });
     expect(r.status).to.equal(200);
     expect(r.body.data.status).to.equal('resolved');
     expect(r.body.data.resolved_at).to.be.a('string');
   });
 
-  it('validates the status (422) and answers 404 for another tenant\'s ticket without changing it', async () => {
+  it("validates the status (422) and answers 404 for another tenant's ticket without changing it", async () => {
     const { ticketId } = await seedBasics(a);
-    const bad = await app.request('PATCH', `/api/tickets/${ticketId}`, { token: admin.token, body: { status: 'done' } });
+    const bad = await app.request('PATCH', `/api/tickets/${ticketId}`, {
+      token: admin.token,
+      body: { status: 'done' },
+    });
     expect(bad.status).to.equal(422);
     expect(bad.body.errors).to.have.property('status');
     const foreign = await seedBasics(b);
-    const res = await app.request('PATCH', `/api/tickets/${foreign.ticketId}`, { token: admin.token, body: { status: 'closed' } });
+    const res = await app.request('PATCH', `/api/tickets/${foreign.ticketId}`, {
+      token: admin.token,
+      body: { status: 'closed' },
+    });
     expect(res.status).to.equal(404);
     expect(res.body.code).to.equal('NOT_FOUND');
     expect(await status(foreign.ticketId)).to.equal('open');
@@ -90,7 +110,10 @@ describe('PATCH /api/tickets/{id}: status changes and the reopen rule', () => {
     }
     const demo = await makeTenant({ demo: true });
     const d = await seedBasics(demo);
-    const res = await app.request('PATCH', `/api/tickets/${d.ticketId}`, { token: demo.adminToken, body: { status: 'closed' } });
+    const res = await app.request('PATCH', `/api/tickets/${d.ticketId}`, {
+      token: demo.adminToken,
+      body: { status: 'closed' },
+    });
     expect(res.status).to.equal(403);
     expect(res.body.code).to.equal('demo_guard_blocked');
     expect(await status(d.ticketId)).to.equal('open');

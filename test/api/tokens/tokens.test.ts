@@ -16,13 +16,29 @@ describe('integration token management (document 1)', () => {
   });
 
   it('creates a token: 201 {data, token} with the info shape; the plain token is stored nowhere', async () => {
-    const res = await app.request('POST', '/api/integrations/api-tokens', { token: a.adminToken, body: { name: 'CRM', access: 'read_write' } });
+    const res = await app.request('POST', '/api/integrations/api-tokens', {
+      token: a.adminToken,
+      body: { name: 'CRM', access: 'read_write' },
+    });
     expect(res.status).to.equal(201);
     expect(res.body.token).to.match(/^ispi_\d+_[0-9a-f]{72}$/);
     expect(res.body.data).to.include({ name: 'CRM', access: 'read_write', last_used_at: null, expires_at: null });
     expect(res.body.data.abilities).to.deep.equal([`tenant:${a.tenant.id}`, 'read', 'write']);
-    expect(res.body.data.created_by).to.deep.equal({ id: a.admin.id, name: `Tenant ${a.tenant.slug} Admin`, email: a.admin.email });
-    expect(Object.keys(res.body.data).sort()).to.deep.equal(['abilities', 'access', 'created_at', 'created_by', 'expires_at', 'id', 'last_used_at', 'name']);
+    expect(res.body.data.created_by).to.deep.equal({
+      id: a.admin.id,
+      name: `Tenant ${a.tenant.slug} Admin`,
+      email: a.admin.email,
+    });
+    expect(Object.keys(res.body.data).sort()).to.deep.equal([
+      'abilities',
+      'access',
+      'created_at',
+      'created_by',
+      'expires_at',
+      'id',
+      'last_used_at',
+      'name',
+    ]);
     const row = await env.knex('auth_tokens').where({ id: res.body.data.id }).first();
     expect(Buffer.compare(row.token_hash, hashToken(res.body.token))).to.equal(0);
     const dump = JSON.stringify(await env.knex('auth_tokens').select('*'));
@@ -33,7 +49,10 @@ describe('integration token management (document 1)', () => {
   });
 
   it('defaults access to read', async () => {
-    const res = await app.request('POST', '/api/integrations/api-tokens', { token: a.adminToken, body: { name: 'Helpdesk' } });
+    const res = await app.request('POST', '/api/integrations/api-tokens', {
+      token: a.adminToken,
+      body: { name: 'Helpdesk' },
+    });
     expect(res.status).to.equal(201);
     expect(res.body.data.access).to.equal('read');
     expect(res.body.data.abilities).to.deep.equal([`tenant:${a.tenant.id}`, 'read']);
@@ -41,8 +60,11 @@ describe('integration token management (document 1)', () => {
 
   it('answers 422 with field errors for a bad payload', async () => {
     const cases: [unknown, string][] = [
-      [{}, 'name'], [{ name: '' }, 'name'], [{ name: 'x', access: 'admin' }, 'access'],
-      [{ name: 'x', expires_at: 'tomorrow' }, 'expires_at'], [{ name: 'x', expires_at: '2001-01-01T00:00:00Z' }, 'expires_at'],
+      [{}, 'name'],
+      [{ name: '' }, 'name'],
+      [{ name: 'x', access: 'admin' }, 'access'],
+      [{ name: 'x', expires_at: 'tomorrow' }, 'expires_at'],
+      [{ name: 'x', expires_at: '2001-01-01T00:00:00Z' }, 'expires_at'],
       [{ name: 42 }, 'name'],
     ];
     for (const [body, field] of cases) {
@@ -53,9 +75,12 @@ describe('integration token management (document 1)', () => {
     }
   });
 
-  it('lists every token of the active tenant, including other admins\', and none of another tenant', async () => {
+  it("lists every token of the active tenant, including other admins', and none of another tenant", async () => {
     const other = await makeUser(a.tenant.id, 'Administrator');
-    const mine = await app.request('POST', '/api/integrations/api-tokens', { token: other.token, body: { name: 'by other admin' } });
+    const mine = await app.request('POST', '/api/integrations/api-tokens', {
+      token: other.token,
+      body: { name: 'by other admin' },
+    });
     const foreign = await makeIntegrationToken(b);
     const res = await app.request('GET', '/api/integrations/api-tokens', { token: a.adminToken });
     expect(res.status).to.equal(200);
@@ -71,19 +96,32 @@ describe('integration token management (document 1)', () => {
     const f = await app.request('DELETE', `/api/integrations/api-tokens/${foreign.data.id}`, { token: a.adminToken });
     expect(f.status).to.equal(404);
     expect((await env.knex('auth_tokens').where({ id: foreign.data.id }).first()).revoked_at).to.equal(null);
-    expect((await app.request('DELETE', '/api/integrations/api-tokens/999999999', { token: a.adminToken })).status).to.equal(404);
+    expect(
+      (await app.request('DELETE', '/api/integrations/api-tokens/999999999', { token: a.adminToken })).status,
+    ).to.equal(404);
     const r = await app.request('DELETE', `/api/integrations/api-tokens/${t.data.id}`, { token: a.adminToken });
     expect(r.status).to.equal(200);
     const after = await app.request('GET', '/api/external/v1/health', { token: t.token });
     expect(after.status).to.equal(401);
     expect(after.body.code).to.equal('UNAUTHENTICATED');
-    expect((await app.request('DELETE', `/api/integrations/api-tokens/${t.data.id}`, { token: a.adminToken })).status).to.equal(404);
+    expect(
+      (await app.request('DELETE', `/api/integrations/api-tokens/${t.data.id}`, { token: a.adminToken })).status,
+    ).to.equal(404);
   });
 
   it('refuses integration tokens, garbage and missing tokens with 401 JSON', async () => {
     const t = await makeIntegrationToken(a, 'read_write');
-    for (const token of [t.token, undefined, 'garbage', a.adminToken.slice(0, -1) + (a.adminToken.endsWith('0') ? '1' : '0')]) {
-      for (const [m, p] of [['GET', '/api/integrations/api-tokens'], ['POST', '/api/integrations/api-tokens'], ['DELETE', `/api/integrations/api-tokens/${t.data.id}`]]) {
+    for (const token of [
+      t.token,
+      undefined,
+      'garbage',
+      a.adminToken.slice(0, -1) + (a.adminToken.endsWith('0') ? '1' : '0'),
+    ]) {
+      for (const [m, p] of [
+        ['GET', '/api/integrations/api-tokens'],
+        ['POST', '/api/integrations/api-tokens'],
+        ['DELETE', `/api/integrations/api-tokens/${t.data.id}`],
+      ]) {
         const res = await app.request(m, p, { token, body: m === 'POST' ? { name: 'x' } : undefined });
         expect(res.status, `${m} ${p} ${token}`).to.equal(401);
         expect(res.body).to.deep.equal({ message: 'Unauthenticated.', code: 'UNAUTHENTICATED' });

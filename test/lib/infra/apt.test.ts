@@ -20,8 +20,12 @@ describe('lib/infra/apt ensureDebianPackage', () => {
     const lines: string[] = [];
     let err: unknown;
     try {
-      await ensureDebianPackage('no-such-binary-isp-test', ['no-such-package-a', 'no-such-package-b'], (l) => lines.push(l));
-    } catch (e) { err = e; } finally {
+      await ensureDebianPackage('no-such-binary-isp-test', ['no-such-package-a', 'no-such-package-b'], (l) =>
+        lines.push(l),
+      );
+    } catch (e) {
+      err = e;
+    } finally {
       process.getuid = original;
     }
     expect((err as Error).message).to.equal(
@@ -35,8 +39,11 @@ describe('lib/infra/apt ensureDebianPackage', () => {
 
   for (const [binary, packages, command] of [
     ['redis-server', ['redis-server'], 'sudo apt-get update && sudo apt-get install -y redis-server'],
-    ['dovecot', ['dovecot-imapd', 'dovecot-lmtpd'],
-      'sudo apt-get update && sudo apt-get install -y dovecot-imapd dovecot-lmtpd'],
+    [
+      'dovecot',
+      ['dovecot-imapd', 'dovecot-lmtpd'],
+      'sudo apt-get update && sudo apt-get install -y dovecot-imapd dovecot-lmtpd',
+    ],
   ] as const) {
     it(`not root and ${binary} missing: stops with "${command}" and runs nothing`, async () => {
       const lines: string[] = [];
@@ -44,9 +51,15 @@ describe('lib/infra/apt ensureDebianPackage', () => {
       let err: unknown;
       try {
         await ensureDebianPackage(binary, [...packages], (l) => lines.push(l), {
-          uid: 1000, which: async (b) => { looked.push(b); return null; },
+          uid: 1000,
+          which: async (b) => {
+            looked.push(b);
+            return null;
+          },
         });
-      } catch (e) { err = e; }
+      } catch (e) {
+        err = e;
+      }
       expect((err as Error).message).to.equal(`${binary} is not installed. Install it with:\n  ${command}`);
       expect(aptInstallCommand([...packages])).to.equal(command);
       expect(looked).to.deep.equal([binary]); // apt-get itself is not even looked for
@@ -57,19 +70,30 @@ describe('lib/infra/apt ensureDebianPackage', () => {
   it('startRedis without redis-server, not root: rejects with the install command, creates no data dir', async () => {
     const dir = path.join(os.tmpdir(), `isp-apt-redis-${process.pid}-${Date.now()}`);
     let err: unknown;
-    try { await startRedis(dir, () => {}, { apt: notRootNothingFound }); } catch (e) { err = e; }
+    try {
+      await startRedis(dir, () => {}, { apt: notRootNothingFound });
+    } catch (e) {
+      err = e;
+    }
     expect((err as Error).message).to.contain('sudo apt-get install -y redis-server');
-    expect(await fs.access(dir).then(() => true, () => false)).to.equal(false);
+    expect(
+      await fs.access(dir).then(
+        () => true,
+        () => false,
+      ),
+    ).to.equal(false);
   });
 
   it('root on a system without apt-get: says so instead of failing on a missing program', async () => {
     let err: unknown;
     try {
       await ensureDebianPackage('redis-server', ['redis-server'], () => {}, { uid: 0, which: async () => null });
-    } catch (e) { err = e; }
+    } catch (e) {
+      err = e;
+    }
     expect((err as Error).message).to.equal(
-      'redis-server is not installed, and there is no apt-get here: '
-        + "install redis-server with this system's package manager",
+      'redis-server is not installed, and there is no apt-get here: ' +
+        "install redis-server with this system's package manager",
     );
   });
 
@@ -82,6 +106,8 @@ describe('lib/infra/apt ensureDebianPackage', () => {
       expect(await which('isp-data', dir)).to.equal(null);
       expect(await which('sh', '/nonexistent')).to.equal('/usr/bin/sh');
       expect(await which('isp-no-such-tool', dir)).to.equal(null);
-    } finally { await fs.rm(dir, { recursive: true, force: true }); }
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 });

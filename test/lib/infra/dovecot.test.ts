@@ -8,7 +8,8 @@ import { getMailStack, getTlsMailStack, type MailStack } from '../../helpers/mai
 /** The first line a server sends on a fresh connection (plain TCP, or TLS trusting `ca`). */
 function greeting(port: number, ca?: string): Promise<{ line: string; authorized: boolean | null }> {
   return new Promise((resolve, reject) => {
-    const s = ca ? tls.connect({ host: '127.0.0.1', port, ca, rejectUnauthorized: true })
+    const s = ca
+      ? tls.connect({ host: '127.0.0.1', port, ca, rejectUnauthorized: true })
       : net.connect(port, '127.0.0.1');
     let buf = '';
     s.on('data', (d: Buffer) => {
@@ -24,7 +25,10 @@ function greeting(port: number, ca?: string): Promise<{ line: string; authorized
 
 describe('lib/infra/dovecot.ts (the real Dovecot of the tests and the demo)', () => {
   let stack: MailStack;
-  before(async function () { this.timeout(60_000); stack = await getMailStack(); });
+  before(async function () {
+    this.timeout(60_000);
+    stack = await getMailStack();
+  });
 
   it('a user appended to the passwd-file while Dovecot runs can log in as soon as addUser resolves', async () => {
     const email = `late-${Date.now()}@mail.test`;
@@ -34,7 +38,9 @@ describe('lib/infra/dovecot.ts (the real Dovecot of the tests and the demo)', ()
       expect(c.authenticated).to.equal(true);
       const boxes = await c.list();
       expect(boxes.find((b) => b.specialUse === '\\Sent')?.path).to.equal('Sent');
-    } finally { await c.logout(); }
+    } finally {
+      await c.logout();
+    }
     expect(await fs.readFile(stack.dovecot.usersFile, 'utf8')).to.contain(`${email}:{PLAIN}late-password-1\n`);
   });
 
@@ -44,9 +50,18 @@ describe('lib/infra/dovecot.ts (the real Dovecot of the tests and the demo)', ()
     expect(await stack.dovecot.checkPassword(box.email, `${box.password}x`)).to.equal(false);
     expect(await stack.dovecot.checkPassword('nobody-here@mail.test', box.password)).to.equal(false);
     expect(await stack.dovecot.hasUser(box.email.toUpperCase())).to.equal(true);
-    for (const [email, pw] of [[box.email, 'other'], ['x@mail.test', 'a:b'], ['y@mail.test', 'a\nz@mail.test:{PLAIN}b'], ['not-an-address', 'pw']]) {
+    for (const [email, pw] of [
+      [box.email, 'other'],
+      ['x@mail.test', 'a:b'],
+      ['y@mail.test', 'a\nz@mail.test:{PLAIN}b'],
+      ['not-an-address', 'pw'],
+    ]) {
       let err: Error | null = null;
-      try { await stack.dovecot.addUser(email, pw); } catch (e) { err = e as Error; }
+      try {
+        await stack.dovecot.addUser(email, pw);
+      } catch (e) {
+        err = e as Error;
+      }
       expect(err, `${email} / ${JSON.stringify(pw)}`).to.be.instanceOf(Error);
     }
     expect(await stack.dovecot.hasUser('z@mail.test')).to.equal(false);

@@ -4,14 +4,24 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { embeddedUrl, readPostgresMeta, resolveAppKey, resolveDatabase, resolveRedis } from '../../../lib/infra/embedded.js';
+import {
+  embeddedUrl,
+  readPostgresMeta,
+  resolveAppKey,
+  resolveDatabase,
+  resolveRedis,
+} from '../../../lib/infra/embedded.js';
 import { ConfigError } from '../../../lib/config.js';
 import { isRoot, lookupUser, removeSystemState, stateKey, stateRoot } from '../../../lib/infra/system-dirs.js';
 
 describe('embedded default resolution (lib/infra/embedded.ts)', () => {
   let dir: string;
-  beforeEach(async () => { dir = await fs.mkdtemp(path.join(os.tmpdir(), 'isp-embedded-')); });
-  afterEach(async () => { await fs.rm(dir, { recursive: true, force: true }); });
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'isp-embedded-'));
+  });
+  afterEach(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
 
   it('APP_KEY: generates 32 random bytes once into app.key (mode 600) and reuses them', async () => {
     const first = await resolveAppKey({}, dir);
@@ -30,7 +40,11 @@ describe('embedded default resolution (lib/infra/embedded.ts)', () => {
     expect(await resolveAppKey({ APP_KEY: key }, dir)).to.deep.equal({ value: key, source: 'env' });
     expect(await fs.readdir(dir)).to.deep.equal([]);
     let err: unknown;
-    try { await resolveAppKey({ APP_KEY: 'short' }, dir); } catch (e) { err = e; }
+    try {
+      await resolveAppKey({ APP_KEY: 'short' }, dir);
+    } catch (e) {
+      err = e;
+    }
     expect(err).to.be.instanceOf(ConfigError);
     expect((err as Error).message).to.match(/APP_KEY/);
   });
@@ -38,13 +52,19 @@ describe('embedded default resolution (lib/infra/embedded.ts)', () => {
   it('APP_KEY: a corrupt app.key is refused rather than silently replaced', async () => {
     await fs.writeFile(path.join(dir, 'app.key'), 'not a key\n');
     let err: unknown;
-    try { await resolveAppKey({}, dir); } catch (e) { err = e; }
+    try {
+      await resolveAppKey({}, dir);
+    } catch (e) {
+      err = e;
+    }
     expect((err as Error).message).to.match(/APP_KEY must be 32 bytes/);
     expect(await fs.readFile(path.join(dir, 'app.key'), 'utf8')).to.equal('not a key\n');
   });
 
   it('DATABASE_URL and REDIS_URL, when set, are used and nothing is started', async () => {
-    const db = await resolveDatabase({ DATABASE_URL: 'postgres://u:p@db.example:5432/x' }, dir, { reuseRunning: false });
+    const db = await resolveDatabase({ DATABASE_URL: 'postgres://u:p@db.example:5432/x' }, dir, {
+      reuseRunning: false,
+    });
     expect(db.url).to.equal('postgres://u:p@db.example:5432/x');
     expect(db.source).to.equal('env');
     const redis = await resolveRedis({ REDIS_URL: 'redis://cache.example:6379' }, dir);
@@ -68,7 +88,11 @@ describe('embedded default resolution (lib/infra/embedded.ts)', () => {
     const query = async (url: string, sql: string) => {
       const c = new pg.Client({ connectionString: url });
       await c.connect();
-      try { return (await c.query(sql)).rows; } finally { await c.end(); }
+      try {
+        return (await c.query(sql)).rows;
+      } finally {
+        await c.end();
+      }
     };
     const lines: string[] = [];
     try {
@@ -82,8 +106,13 @@ describe('embedded default resolution (lib/infra/embedded.ts)', () => {
         try {
           expect(await r.set('k', 'v')).to.equal('OK');
           expect(await r.config('GET', 'dir')).to.deep.equal(['dir', path.join(dataDir, 'redis')]);
-        } finally { r.disconnect(); }
-      } finally { await redis.stop(); await db.stop(); }
+        } finally {
+          r.disconnect();
+        }
+      } finally {
+        await redis.stop();
+        await db.stop();
+      }
 
       const real = await fs.realpath(dataDir);
       const cluster = isRoot() ? path.join(stateRoot(), stateKey(real), 'postgres') : path.join(dataDir, 'postgres');
@@ -101,7 +130,9 @@ describe('embedded default resolution (lib/infra/embedded.ts)', () => {
       try {
         expect(await query(again.url, 'SELECT v FROM t')).to.deep.equal([{ v: 'kept' }]);
         expect(lines[1]).to.equal(`starting PostgreSQL (data in ${cluster}) ...`);
-      } finally { await again.stop(); }
+      } finally {
+        await again.stop();
+      }
       expect((await fs.stat(dir)).mode & 0o777).to.equal(0o700);
     } finally {
       await removeSystemState(dataDir);

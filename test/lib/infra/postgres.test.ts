@@ -11,8 +11,12 @@ import { isRoot, lookupUser } from '../../../lib/infra/system-dirs.js';
 describe('lib/infra/postgres', function () {
   this.timeout(120_000);
   let tmp: string;
-  beforeEach(async () => { tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'isp-pgtest-')); });
-  afterEach(async () => { await fs.rm(tmp, { recursive: true, force: true }); });
+  beforeEach(async () => {
+    tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'isp-pgtest-'));
+  });
+  afterEach(async () => {
+    await fs.rm(tmp, { recursive: true, force: true });
+  });
 
   it('postgresBinaries without copy: the programs inside node_modules', async () => {
     const b = await postgresBinaries({ copy: false });
@@ -29,7 +33,9 @@ describe('lib/infra/postgres', function () {
     let pair;
     try {
       pair = await Promise.all([1, 2].map(() => postgresBinaries({ copy: true, cacheDir })));
-    } finally { process.umask(old); }
+    } finally {
+      process.umask(old);
+    }
     const [a, b] = pair;
     expect(a).to.deep.equal(b);
     expect(path.dirname(a.dir)).to.equal(cacheDir);
@@ -62,13 +68,24 @@ describe('lib/infra/postgres', function () {
       const c = new pg.Client({ connectionString: server.url });
       await c.connect();
       try {
-        rows = (await c.query(`SELECT current_database() AS db, current_setting('server_encoding') AS enc,
+        rows = (
+          await c.query(`SELECT current_database() AS db, current_setting('server_encoding') AS enc,
           datlocprovider AS provider, datlocale AS locale, lower('ÄB') AS low
-          FROM pg_database WHERE datname = current_database()`)).rows;
-      } finally { await c.end(); }
-    } finally { await server.stop(); }
+          FROM pg_database WHERE datname = current_database()`)
+        ).rows;
+      } finally {
+        await c.end();
+      }
+    } finally {
+      await server.stop();
+    }
     expect(rows).to.deep.equal([{ db: 'isp_tmp', enc: 'UTF8', provider: 'b', locale: 'C.UTF-8', low: 'äb' }]);
-    expect(await fs.access(path.dirname(server.clusterDir)).then(() => true, () => false)).to.equal(false);
+    expect(
+      await fs.access(path.dirname(server.clusterDir)).then(
+        () => true,
+        () => false,
+      ),
+    ).to.equal(false);
     // the metadata file still names the port and password it ran with
     const meta = JSON.parse(await fs.readFile(`${asked}.json`, 'utf8'));
     expect(meta.port).to.equal(server.port);

@@ -4,8 +4,17 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  cacheRoot, DEFAULT_CACHE_ROOT, DEFAULT_STATE_ROOT, lookupUser, makeWorldReadable, mkdirWithMode, removeSystemState,
-  STATE_MARKER, stateKey, stateRoot, systemStateDir,
+  cacheRoot,
+  DEFAULT_CACHE_ROOT,
+  DEFAULT_STATE_ROOT,
+  lookupUser,
+  makeWorldReadable,
+  mkdirWithMode,
+  removeSystemState,
+  STATE_MARKER,
+  stateKey,
+  stateRoot,
+  systemStateDir,
 } from '../../../lib/infra/system-dirs.js';
 
 /** lib/infra/system-dirs.ts: places outside the checkout for what runs as another OS user ("A clone anywhere"). */
@@ -18,7 +27,9 @@ describe('lib/infra/system-dirs', () => {
     root = path.join(tmp, 'state root');
     dataDir = path.join(tmp, 'check out', '.data');
   });
-  afterEach(async () => { await fs.rm(tmp, { recursive: true, force: true }); });
+  afterEach(async () => {
+    await fs.rm(tmp, { recursive: true, force: true });
+  });
 
   it('roots: /var/lib/isp-platform and /var/cache/isp-platform unless ISP_STATE_DIR / ISP_CACHE_DIR are set', () => {
     expect(DEFAULT_STATE_ROOT).to.equal('/var/lib/isp-platform');
@@ -42,7 +53,9 @@ describe('lib/infra/system-dirs', () => {
     const old = process.umask(0o077);
     try {
       await mkdirWithMode(path.join(tmp, 'a', 'b', 'c'), 0o755);
-    } finally { process.umask(old); }
+    } finally {
+      process.umask(old);
+    }
     expect((await fs.stat(path.join(tmp, 'a'))).mode & 0o777).to.equal(0o700);
     expect((await fs.stat(path.join(tmp, 'a', 'b'))).mode & 0o777).to.equal(0o755);
     expect((await fs.stat(path.join(tmp, 'a', 'b', 'c'))).mode & 0o777).to.equal(0o755);
@@ -82,7 +95,12 @@ describe('lib/infra/system-dirs', () => {
     expect((await fs.readdir(dir)).sort()).to.deep.equal(['origin.json']);
 
     await removeSystemState(dataDir, { root });
-    expect(await fs.access(dir).then(() => true, () => false)).to.equal(false);
+    expect(
+      await fs.access(dir).then(
+        () => true,
+        () => false,
+      ),
+    ).to.equal(false);
     await removeSystemState(path.join(tmp, 'never made'), { root }); // nothing to do, no error
   });
 
@@ -96,8 +114,9 @@ describe('lib/infra/system-dirs', () => {
     await fs.chmod(t, 0o700);
     await makeWorldReadable(t);
     const mode = async (p: string) => (await fs.stat(path.join(t, p))).mode & 0o777;
-    expect([await mode('.'), await mode('bin'), await mode('bin/prog'), await mode('bin/data')])
-      .to.deep.equal([0o755, 0o755, 0o755, 0o644]);
+    expect([await mode('.'), await mode('bin'), await mode('bin/prog'), await mode('bin/data')]).to.deep.equal([
+      0o755, 0o755, 0o755, 0o644,
+    ]);
     expect(await fs.readlink(path.join(t, 'bin', 'link'))).to.equal('data');
   });
 

@@ -18,8 +18,11 @@ function nockBody(s: unknown): Buffer {
 const xml = (body: string) => `<?xml version="1.0" encoding="UTF-8"?>\n${body}`;
 const XML = { 'Content-Type': 'application/xml' };
 const etag = (b: Buffer) => `"${createHash('md5').update(b).digest('hex')}"`;
-const s3Error = (status: number, code: string, message: string): [number, string, Record<string, string>] =>
-  [status, xml(`<Error><Code>${code}</Code><Message>${message}</Message><RequestId>fake</RequestId></Error>`), XML];
+const s3Error = (status: number, code: string, message: string): [number, string, Record<string, string>] => [
+  status,
+  xml(`<Error><Code>${code}</Code><Message>${message}</Message><RequestId>fake</RequestId></Error>`),
+  XML,
+];
 
 /**
  * An in-memory S3 bucket behind nock, answering the REST API as AWS documents it: PutObject,
@@ -45,8 +48,11 @@ export function fakeS3(opts: { failPart?: number } = {}) {
   const path = new RegExp(`^/${S3_BUCKET}/`);
   type Reply = [number, string | Buffer, Record<string, string>?];
 
-  const scope = nock(S3_ENDPOINT).persist()
-    .put(path).query(true).reply(function (uri, body): Reply {
+  const scope = nock(S3_ENDPOINT)
+    .persist()
+    .put(path)
+    .query(true)
+    .reply(function (uri, body): Reply {
       const { key, q } = parse(uri);
       const data = nockBody(body);
       const uploadId = q.get('uploadId');
@@ -63,31 +69,50 @@ export function fakeS3(opts: { failPart?: number } = {}) {
       objects.set(key, { body: data, type: String(this.req.headers['content-type'] ?? 'binary/octet-stream') });
       return [200, '', { ETag: etag(data) }];
     })
-    .post(path).query(true).reply(function (uri, body): Reply {
+    .post(path)
+    .query(true)
+    .reply(function (uri, body): Reply {
       const { key, q } = parse(uri);
       if (q.has('uploads')) {
         const id = randomUUID();
         log.push(`CreateMultipartUpload ${key}`);
         const type = String(this.req.headers['content-type'] ?? 'binary/octet-stream');
         uploads.set(id, { key, type, parts: new Map() });
-        return [200, xml(`<InitiateMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`
-          + `<Bucket>${S3_BUCKET}</Bucket><Key>${key}</Key><UploadId>${id}</UploadId>`
-          + '</InitiateMultipartUploadResult>'), XML];
+        return [
+          200,
+          xml(
+            `<InitiateMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">` +
+              `<Bucket>${S3_BUCKET}</Bucket><Key>${key}</Key><UploadId>${id}</UploadId>` +
+              '</InitiateMultipartUploadResult>',
+          ),
+          XML,
+        ];
       }
       const id = q.get('uploadId') ?? '';
       log.push(`CompleteMultipartUpload ${key}`);
       const up = uploads.get(id);
       if (!up) return s3Error(404, 'NoSuchUpload', 'The specified upload does not exist.');
-      const listed = [...nockBody(body).toString().matchAll(/<PartNumber>(\d+)<\/PartNumber>/g)]
-        .map((m) => Number(m[1]));
+      const listed = [
+        ...nockBody(body)
+          .toString()
+          .matchAll(/<PartNumber>(\d+)<\/PartNumber>/g),
+      ].map((m) => Number(m[1]));
       const data = Buffer.concat(listed.map((n) => up.parts.get(n) ?? Buffer.alloc(0)));
       objects.set(key, { body: data, type: up.type });
       uploads.delete(id);
-      return [200, xml(`<CompleteMultipartUploadResult><Location>${S3_ENDPOINT}/${S3_BUCKET}/${key}</Location>`
-        + `<Bucket>${S3_BUCKET}</Bucket><Key>${key}</Key><ETag>"${listed.length}-parts"</ETag>`
-        + '</CompleteMultipartUploadResult>'), XML];
+      return [
+        200,
+        xml(
+          `<CompleteMultipartUploadResult><Location>${S3_ENDPOINT}/${S3_BUCKET}/${key}</Location>` +
+            `<Bucket>${S3_BUCKET}</Bucket><Key>${key}</Key><ETag>"${listed.length}-parts"</ETag>` +
+            '</CompleteMultipartUploadResult>',
+        ),
+        XML,
+      ];
     })
-    .delete(path).query(true).reply((uri): Reply => {
+    .delete(path)
+    .query(true)
+    .reply((uri): Reply => {
       const { key, q } = parse(uri);
       const id = q.get('uploadId');
       if (id) {
@@ -99,14 +124,18 @@ export function fakeS3(opts: { failPart?: number } = {}) {
       }
       return [204, ''];
     })
-    .get(path).query(true).reply((uri): Reply => {
+    .get(path)
+    .query(true)
+    .reply((uri): Reply => {
       const { key } = parse(uri);
       log.push(`GetObject ${key}`);
       const o = objects.get(key);
       if (!o) return s3Error(404, 'NoSuchKey', 'The specified key does not exist.');
       return [200, o.body, { 'Content-Type': o.type, 'Content-Length': String(o.body.length), ETag: etag(o.body) }];
     })
-    .head(path).query(true).reply((uri): Reply => {
+    .head(path)
+    .query(true)
+    .reply((uri): Reply => {
       const { key } = parse(uri);
       log.push(`HeadObject ${key}`);
       const o = objects.get(key);
@@ -115,7 +144,10 @@ export function fakeS3(opts: { failPart?: number } = {}) {
     });
 
   return {
-    objects, uploads, log, unmatched,
+    objects,
+    uploads,
+    log,
+    unmatched,
     /** Removes the interceptors and the no-match listener. */
     done() {
       scope.persist(false);

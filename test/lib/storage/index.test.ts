@@ -1,8 +1,15 @@
 import { expect } from 'chai';
 import { parse } from 'content-disposition';
 import {
-  contentDisposition, createStorage, defaultLocalRoot, detectType, LocalStorage, typeAllowed, validateKey,
-  StorageKeyError, type StorageConfig,
+  contentDisposition,
+  createStorage,
+  defaultLocalRoot,
+  detectType,
+  LocalStorage,
+  typeAllowed,
+  validateKey,
+  StorageKeyError,
+  type StorageConfig,
 } from '../../../lib/storage/index.js';
 import { bytes, PNG_1X1 } from './fixtures.js';
 
@@ -44,7 +51,11 @@ describe('lib/storage/index.ts: factory, type detection, keys, Content-Dispositi
       expect(validateKey(k)).to.equal(k);
     }
     const reason = (k: string) => {
-      try { validateKey(k); } catch (e) { return (e as StorageKeyError).errors.key[0]; }
+      try {
+        validateKey(k);
+      } catch (e) {
+        return (e as StorageKeyError).errors.key[0];
+      }
     };
     expect(reason('../x')).to.equal('key has a ".." segment');
     expect(reason('/x')).to.equal('key is an absolute path');
@@ -56,8 +67,10 @@ describe('lib/storage/index.ts: factory, type detection, keys, Content-Dispositi
     expect(contentDisposition('report.pdf')).to.equal('attachment; filename=report.pdf');
     expect(contentDisposition('photo 1.png', 'inline')).to.equal('inline; filename="photo 1.png"');
     const h = contentDisposition('Faktur Mei "2026" résumé.pdf');
-    expect(h).to.equal('attachment; filename="Faktur Mei \\"2026\\" r?sum?.pdf"; '
-      + "filename*=UTF-8''Faktur%20Mei%20%222026%22%20r%C3%A9sum%C3%A9.pdf");
+    expect(h).to.equal(
+      'attachment; filename="Faktur Mei \\"2026\\" r?sum?.pdf"; ' +
+        "filename*=UTF-8''Faktur%20Mei%20%222026%22%20r%C3%A9sum%C3%A9.pdf",
+    );
     expect(parse(h).parameters.filename).to.equal('Faktur Mei "2026" résumé.pdf');
     const evil = contentDisposition('x\r\nSet-Cookie: a=b.txt');
     expect(evil).to.not.match(/[\r\n]/);

@@ -5,20 +5,31 @@ import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  createStorage, LocalStorage, StorageKeyError, StorageLimitError, StorageNotFoundError, StorageTypeError,
+  createStorage,
+  LocalStorage,
+  StorageKeyError,
+  StorageLimitError,
+  StorageNotFoundError,
+  StorageTypeError,
 } from '../../../lib/storage/index.js';
 import { bytes, chunked, PNG_1X1, readAll, sha256 } from './fixtures.js';
 
 async function rejection(p: Promise<unknown>): Promise<Error> {
-  try { await p; } catch (e) { return e as Error; }
+  try {
+    await p;
+  } catch (e) {
+    return e as Error;
+  }
   throw new Error('expected a rejection');
 }
 
 /** Every file under dir, relative, "/"-separated (directories left out). */
 async function files(dir: string): Promise<string[]> {
   const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  return entries.filter((e) => e.isFile())
-    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/')).sort();
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/'))
+    .sort();
 }
 
 describe('lib/storage/local.ts: local-disk storage driver', () => {
@@ -33,10 +44,17 @@ describe('lib/storage/local.ts: local-disk storage driver', () => {
 
   it('stores a real PNG allowed by type, reports size, type and SHA-256, and streams it back', async () => {
     expect(storage).to.be.instanceOf(LocalStorage);
-    const r = await storage.put('tenants/1/logo.png', chunked(PNG_1X1, 7),
-      { maxBytes: 1024, allowedTypes: ['image/*'] });
-    expect(r).to.deep.equal({ key: 'tenants/1/logo.png', size: PNG_1X1.length, mime: 'image/png', ext: 'png',
-      sha256: sha256(PNG_1X1) });
+    const r = await storage.put('tenants/1/logo.png', chunked(PNG_1X1, 7), {
+      maxBytes: 1024,
+      allowedTypes: ['image/*'],
+    });
+    expect(r).to.deep.equal({
+      key: 'tenants/1/logo.png',
+      size: PNG_1X1.length,
+      mime: 'image/png',
+      ext: 'png',
+      sha256: sha256(PNG_1X1),
+    });
     expect(await files(path.join(root, 'storage'))).to.deep.equal(['tenants/1/logo.png']);
     expect(await storage.exists('tenants/1/logo.png')).to.equal(true);
     const got = await storage.get('tenants/1/logo.png');
@@ -54,8 +72,10 @@ describe('lib/storage/local.ts: local-disk storage driver', () => {
     expect(await storage.exists('tenants/1/fake.png')).to.equal(false);
     expect(await files(root)).to.deep.equal([]);
     // the same text is accepted as text/plain (e.g. a CSV import)
-    const ok = await storage.put('imports/a.csv', Readable.from([Buffer.from('a,b\r\n1,2\r\n')]),
-      { maxBytes: 1024, allowedTypes: ['text/plain'] });
+    const ok = await storage.put('imports/a.csv', Readable.from([Buffer.from('a,b\r\n1,2\r\n')]), {
+      maxBytes: 1024,
+      allowedTypes: ['text/plain'],
+    });
     expect(ok).to.include({ mime: 'text/plain', ext: 'txt', size: 10 });
   });
 
@@ -71,8 +91,9 @@ describe('lib/storage/local.ts: local-disk storage driver', () => {
     const r = await storage.put('big.bin', chunked(data, 4096), { maxBytes: limit });
     expect(r).to.include({ size: limit, mime: 'application/octet-stream', ext: 'bin', sha256: sha256(data) });
     // a refused replacement leaves the old content in place
-    expect(await rejection(storage.put('big.bin', chunked(bytes(limit + 1)), { maxBytes: limit })))
-      .to.be.instanceOf(StorageLimitError);
+    expect(await rejection(storage.put('big.bin', chunked(bytes(limit + 1)), { maxBytes: limit }))).to.be.instanceOf(
+      StorageLimitError,
+    );
     expect(sha256(await readAll((await storage.get('big.bin')).stream))).to.equal(sha256(data));
     expect(await files(path.join(root, 'storage'))).to.deep.equal(['big.bin']);
     // the source of a refused upload is unpiped and paused, not destroyed: its owner decides
@@ -131,12 +152,26 @@ describe('lib/storage/local.ts: local-disk storage driver', () => {
   });
 
   it('refuses keys with .., absolute paths, NUL, backslashes, hidden or empty segments', async () => {
-    const bad = ['../escape.txt', 'a/../../b', '/etc/passwd', 'a\0b', 'a\\b', '', 'a//b', 'a/', '.partial/x', 'a/./b',
-      'x'.repeat(1025), 'a\nb'];
+    const bad = [
+      '../escape.txt',
+      'a/../../b',
+      '/etc/passwd',
+      'a\0b',
+      'a\\b',
+      '',
+      'a//b',
+      'a/',
+      '.partial/x',
+      'a/./b',
+      'x'.repeat(1025),
+      'a\nb',
+    ];
     for (const key of bad) {
       for (const op of [
         () => storage.put(key, Readable.from([Buffer.from('x')]), { maxBytes: 10 }),
-        () => storage.get(key), () => storage.delete(key), () => storage.exists(key),
+        () => storage.get(key),
+        () => storage.delete(key),
+        () => storage.exists(key),
       ]) {
         const err = await rejection(op());
         expect(err, JSON.stringify(key)).to.be.instanceOf(StorageKeyError);

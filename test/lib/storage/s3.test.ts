@@ -2,14 +2,23 @@ import { expect } from 'chai';
 import { Readable } from 'node:stream';
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import {
-  createStorage, S3Storage, StorageKeyError, StorageLimitError, StorageNotFoundError, StorageTypeError,
+  createStorage,
+  S3Storage,
+  StorageKeyError,
+  StorageLimitError,
+  StorageNotFoundError,
+  StorageTypeError,
 } from '../../../lib/storage/index.js';
 import { PART_BYTES } from '../../../lib/storage/s3.js';
 import { fakeS3, S3_BUCKET, S3_ENDPOINT } from './fake-s3.js';
 import { bytes, chunked, PNG_1X1, readAll, sha256 } from './fixtures.js';
 
 async function rejection(p: Promise<unknown>): Promise<Error> {
-  try { await p; } catch (e) { return e as Error; }
+  try {
+    await p;
+  } catch (e) {
+    return e as Error;
+  }
   throw new Error('expected a rejection');
 }
 
@@ -23,8 +32,13 @@ describe('lib/storage/s3.ts: S3 storage driver against a fake S3-compatible endp
   beforeEach(() => {
     s3 = fakeS3();
     storage = createStorage({
-      driver: 's3', bucket: S3_BUCKET, region: 'us-east-1', endpoint: S3_ENDPOINT, forcePathStyle: true,
-      accessKeyId: 'test-access-key', secretAccessKey: 'test-secret-key',
+      driver: 's3',
+      bucket: S3_BUCKET,
+      region: 'us-east-1',
+      endpoint: S3_ENDPOINT,
+      forcePathStyle: true,
+      accessKeyId: 'test-access-key',
+      secretAccessKey: 'test-secret-key',
     }) as S3Storage;
   });
   afterEach(() => {
@@ -35,10 +49,17 @@ describe('lib/storage/s3.ts: S3 storage driver against a fake S3-compatible endp
 
   it('stores a small PNG with one PutObject and streams it back (round trip), then deletes it', async () => {
     expect(storage).to.be.instanceOf(S3Storage);
-    const r = await storage.put('tenants/1/logo.png', chunked(PNG_1X1, 9),
-      { maxBytes: 1024, allowedTypes: ['image/*'] });
-    expect(r).to.deep.equal({ key: 'tenants/1/logo.png', size: PNG_1X1.length, mime: 'image/png', ext: 'png',
-      sha256: sha256(PNG_1X1) });
+    const r = await storage.put('tenants/1/logo.png', chunked(PNG_1X1, 9), {
+      maxBytes: 1024,
+      allowedTypes: ['image/*'],
+    });
+    expect(r).to.deep.equal({
+      key: 'tenants/1/logo.png',
+      size: PNG_1X1.length,
+      mime: 'image/png',
+      ext: 'png',
+      sha256: sha256(PNG_1X1),
+    });
     expect(s3.log).to.deep.equal(['PutObject tenants/1/logo.png']);
     const stored = s3.objects.get('tenants/1/logo.png');
     expect(stored?.type).to.equal('image/png');
@@ -51,8 +72,12 @@ describe('lib/storage/s3.ts: S3 storage driver against a fake S3-compatible endp
     expect(await storage.exists('tenants/1/logo.png')).to.equal(true);
     await storage.delete('tenants/1/logo.png');
     expect(await storage.exists('tenants/1/logo.png')).to.equal(false);
-    expect(s3.log.slice(1)).to.deep.equal(['GetObject tenants/1/logo.png', 'HeadObject tenants/1/logo.png',
-      'DeleteObject tenants/1/logo.png', 'HeadObject tenants/1/logo.png']);
+    expect(s3.log.slice(1)).to.deep.equal([
+      'GetObject tenants/1/logo.png',
+      'HeadObject tenants/1/logo.png',
+      'DeleteObject tenants/1/logo.png',
+      'HeadObject tenants/1/logo.png',
+    ]);
   });
 
   it('refuses text named .png when only images are allowed, before any request', async () => {
@@ -67,8 +92,12 @@ describe('lib/storage/s3.ts: S3 storage driver against a fake S3-compatible endp
     const data = bytes(PART_BYTES + MiB);
     const r = await storage.put('exports/big.bin', chunked(data, 64 * 1024), { maxBytes: 20 * MiB });
     expect(r).to.include({ size: data.length, sha256: sha256(data), mime: 'application/octet-stream', ext: 'bin' });
-    expect([...s3.log].sort()).to.deep.equal(['CompleteMultipartUpload exports/big.bin',
-      'CreateMultipartUpload exports/big.bin', 'UploadPart 1 exports/big.bin', 'UploadPart 2 exports/big.bin']);
+    expect([...s3.log].sort()).to.deep.equal([
+      'CompleteMultipartUpload exports/big.bin',
+      'CreateMultipartUpload exports/big.bin',
+      'UploadPart 1 exports/big.bin',
+      'UploadPart 2 exports/big.bin',
+    ]);
     expect(s3.log[0]).to.equal('CreateMultipartUpload exports/big.bin');
     expect(s3.log.at(-1)).to.equal('CompleteMultipartUpload exports/big.bin');
     expect(sha256(s3.objects.get('exports/big.bin')!.body)).to.equal(sha256(data));
@@ -83,8 +112,11 @@ describe('lib/storage/s3.ts: S3 storage driver against a fake S3-compatible endp
     const err = await rejection(storage.put('big.bin', chunked(bytes(limit + 1), 64 * 1024), { maxBytes: limit }));
     expect(err).to.be.instanceOf(StorageLimitError);
     expect(err).to.include({ code: 'PAYLOAD_TOO_LARGE', status: 413, maxBytes: limit });
-    expect(s3.log).to.deep.equal(
-      ['CreateMultipartUpload big.bin', 'UploadPart 1 big.bin', 'AbortMultipartUpload big.bin']);
+    expect(s3.log).to.deep.equal([
+      'CreateMultipartUpload big.bin',
+      'UploadPart 1 big.bin',
+      'AbortMultipartUpload big.bin',
+    ]);
     expect(s3.objects.size).to.equal(0);
     expect(s3.uploads.size).to.equal(0);
   });

@@ -1,28 +1,56 @@
 import { expect } from 'chai';
 import nock from 'nock';
-import { createMailPanel, PanelError, type CreateMailboxInput, type MailPanelConfig } from '../../../../jobs/adapters/mail-panel/index.js';
+import {
+  createMailPanel,
+  PanelError,
+  type CreateMailboxInput,
+  type MailPanelConfig,
+} from '../../../../jobs/adapters/mail-panel/index.js';
 import { directAdminCreateForm } from '../../../../jobs/adapters/mail-panel/directadmin.js';
 
 const LOGIN_KEY = 'daLoginKey-4f9c2e7a1b';
-const cfg: MailPanelConfig = { type: 'directadmin', host: 'da.example.test', port: 2222, user: 'admin|owner', password: LOGIN_KEY, ssl: true };
+const cfg: MailPanelConfig = {
+  type: 'directadmin',
+  host: 'da.example.test',
+  port: 2222,
+  user: 'admin|owner',
+  password: LOGIN_KEY,
+  ssl: true,
+};
 const BASE = 'https://da.example.test:2222';
 const BASIC = `Basic ${Buffer.from(`admin|owner:${LOGIN_KEY}`).toString('base64')}`;
-const input: CreateMailboxInput = { domain: 'Example.com', local_part: 'sales', password: 'p&ss=word&passwd2=x 1', real_name: null, quota: '500M' };
+const input: CreateMailboxInput = {
+  domain: 'Example.com',
+  local_part: 'sales',
+  password: 'p&ss=word&passwd2=x 1',
+  real_name: null,
+  quota: '500M',
+};
 
 async function rejection(p: Promise<unknown>): Promise<PanelError> {
-  try { await p; } catch (e) { expect(e).to.be.instanceOf(PanelError); return e as PanelError; }
+  try {
+    await p;
+  } catch (e) {
+    expect(e).to.be.instanceOf(PanelError);
+    return e as PanelError;
+  }
   throw new Error('expected a rejection');
 }
 
 describe('mail panel adapters: DirectAdmin CMD_API_POP (nock)', () => {
-  afterEach(() => { nock.cleanAll(); });
+  afterEach(() => {
+    nock.cleanAll();
+  });
 
   it('createMailbox POSTs CMD_API_POP action=create with Basic auth and the documented fields', async () => {
     let seen: { uri: string; body: string; headers: Record<string, unknown> } | undefined;
-    const scope = nock(BASE).post('/CMD_API_POP').query({ json: 'yes' }).reply(function (uri, body) {
-      seen = { uri, body: String(body), headers: this.req.headers };
-      return [200, { success: 'E-Mail account created', result: '' }];
-    });
+    const scope = nock(BASE)
+      .post('/CMD_API_POP')
+      .query({ json: 'yes' })
+      .reply(function (uri, body) {
+        seen = { uri, body: String(body), headers: this.req.headers };
+        return [200, { success: 'E-Mail account created', result: '' }];
+      });
     await createMailPanel(cfg).createMailbox(input);
     expect(scope.isDone()).to.equal(true);
     expect(seen!.uri).to.equal('/CMD_API_POP?json=yes');
@@ -31,20 +59,35 @@ describe('mail panel adapters: DirectAdmin CMD_API_POP (nock)', () => {
     const form = new URLSearchParams(seen!.body);
     expect([...form.keys()]).to.deep.equal(['action', 'domain', 'user', 'passwd', 'passwd2', 'quota']);
     expect(Object.fromEntries(form)).to.deep.equal({
-      action: 'create', domain: 'example.com', user: 'sales', passwd: input.password, passwd2: input.password, quota: '500',
+      action: 'create',
+      domain: 'example.com',
+      user: 'sales',
+      passwd: input.password,
+      passwd2: input.password,
+      quota: '500',
     });
   });
 
   it('sends quota 0 (unlimited) when the quota is null, 2048 for 2G', async () => {
     const bodies: string[] = [];
-    nock(BASE).post('/CMD_API_POP').query(true).twice().reply(200, (_u, b) => { bodies.push(String(b)); return 'error=0&text=Created&details='; });
+    nock(BASE)
+      .post('/CMD_API_POP')
+      .query(true)
+      .twice()
+      .reply(200, (_u, b) => {
+        bodies.push(String(b));
+        return 'error=0&text=Created&details=';
+      });
     await createMailPanel(cfg).createMailbox({ ...input, quota: null });
     await createMailPanel(cfg).createMailbox({ ...input, quota: '2G' });
     expect(bodies.map((b) => new URLSearchParams(b).get('quota'))).to.deep.equal(['0', '2048']);
   });
 
   it('detects error=1 inside a 200 body in the urlencoded (legacy) form: exists', async () => {
-    nock(BASE).post('/CMD_API_POP').query(true).reply(200, 'error=1&text=Unable%20to%20create%20E-Mail%20account&details=That%20user%20already%20exists');
+    nock(BASE)
+      .post('/CMD_API_POP')
+      .query(true)
+      .reply(200, 'error=1&text=Unable%20to%20create%20E-Mail%20account&details=That%20user%20already%20exists');
     const err = await rejection(createMailPanel(cfg).createMailbox(input));
     expect(err.kind).to.equal('exists');
     expect(err.status).to.equal(200);
@@ -52,14 +95,20 @@ describe('mail panel adapters: DirectAdmin CMD_API_POP (nock)', () => {
   });
 
   it('detects error=1 inside a 200 body in the JSON form: permanent for other errors', async () => {
-    nock(BASE).post('/CMD_API_POP').query(true).reply(200, { error: '1', text: 'Unable to create E-Mail account', details: 'Quota exceeds the domain limit' });
+    nock(BASE)
+      .post('/CMD_API_POP')
+      .query(true)
+      .reply(200, { error: '1', text: 'Unable to create E-Mail account', details: 'Quota exceeds the domain limit' });
     const err = await rejection(createMailPanel(cfg).createMailbox(input));
     expect(err.kind).to.equal('permanent');
     expect(err.message).to.include('Quota exceeds');
   });
 
   it('never puts the password or the login key in a message, even when the panel echoes them', async () => {
-    nock(BASE).post('/CMD_API_POP').query(true).reply(200, `error=1&text=Bad&details=${encodeURIComponent(`password ${input.password} key ${LOGIN_KEY}`)}`);
+    nock(BASE)
+      .post('/CMD_API_POP')
+      .query(true)
+      .reply(200, `error=1&text=Bad&details=${encodeURIComponent(`password ${input.password} key ${LOGIN_KEY}`)}`);
     const err = await rejection(createMailPanel(cfg).createMailbox(input));
     expect(err.message).not.to.include(input.password);
     expect(err.message).not.to.include(LOGIN_KEY);
@@ -67,7 +116,10 @@ describe('mail panel adapters: DirectAdmin CMD_API_POP (nock)', () => {
   });
 
   it('a 200 login page (X-DirectAdmin: unauthorized) is auth, a 401 too', async () => {
-    nock(BASE).post('/CMD_API_POP').query(true).reply(200, '<html><title>DirectAdmin Login</title></html>', { 'X-DirectAdmin': 'unauthorized' });
+    nock(BASE)
+      .post('/CMD_API_POP')
+      .query(true)
+      .reply(200, '<html><title>DirectAdmin Login</title></html>', { 'X-DirectAdmin': 'unauthorized' });
     expect((await rejection(createMailPanel(cfg).createMailbox(input))).kind).to.equal('auth');
     nock(BASE).post('/CMD_API_POP').query(true).reply(401, 'error=1&text=Invalid login');
     expect((await rejection(createMailPanel(cfg).createMailbox(input))).kind).to.equal('auth');
@@ -86,11 +138,19 @@ describe('mail panel adapters: DirectAdmin CMD_API_POP (nock)', () => {
 
   it('rejects an injection attempt in local_part before any request; the form encodes it anyway', async () => {
     let requests = 0;
-    nock(BASE).post(/.*/).query(true).reply(() => { requests++; return [200, 'error=0']; });
+    nock(BASE)
+      .post(/.*/)
+      .query(true)
+      .reply(() => {
+        requests++;
+        return [200, 'error=0'];
+      });
     const err = await rejection(createMailPanel(cfg).createMailbox({ ...input, local_part: 'x&quota=0' }));
     expect(err.fields).to.have.property('local_part');
     expect(requests).to.equal(0);
-    const form = new URLSearchParams(directAdminCreateForm({ ...input, local_part: 'x&quota=0&action=delete', quota: '1M' }).toString());
+    const form = new URLSearchParams(
+      directAdminCreateForm({ ...input, local_part: 'x&quota=0&action=delete', quota: '1M' }).toString(),
+    );
     expect(form.getAll('quota')).to.deep.equal(['1']);
     expect(form.getAll('action')).to.deep.equal(['create']);
     expect(form.get('user')).to.equal('x&quota=0&action=delete');
@@ -98,8 +158,13 @@ describe('mail panel adapters: DirectAdmin CMD_API_POP (nock)', () => {
 
   it('mailboxExists lists with action=list (JSON and urlencoded answers)', async () => {
     const queries: Record<string, string>[] = [];
-    nock(BASE, { reqheaders: { authorization: BASIC } }).get('/CMD_API_POP').query(true)
-      .reply((uri) => { queries.push(Object.fromEntries(new URL(uri, BASE).searchParams)); return [200, ['info', 'sales']]; });
+    nock(BASE, { reqheaders: { authorization: BASIC } })
+      .get('/CMD_API_POP')
+      .query(true)
+      .reply((uri) => {
+        queries.push(Object.fromEntries(new URL(uri, BASE).searchParams));
+        return [200, ['info', 'sales']];
+      });
     expect(await createMailPanel(cfg).mailboxExists('example.com', 'Sales')).to.equal(true);
     expect(queries[0]).to.deep.equal({ action: 'list', domain: 'example.com', json: 'yes' });
 
@@ -110,7 +175,10 @@ describe('mail panel adapters: DirectAdmin CMD_API_POP (nock)', () => {
   });
 
   it('testConnection calls CMD_API_SHOW_DOMAINS with Basic auth', async () => {
-    const scope = nock(BASE, { reqheaders: { authorization: BASIC } }).get('/CMD_API_SHOW_DOMAINS').query({ json: 'yes' }).reply(200, ['example.com']);
+    const scope = nock(BASE, { reqheaders: { authorization: BASIC } })
+      .get('/CMD_API_SHOW_DOMAINS')
+      .query({ json: 'yes' })
+      .reply(200, ['example.com']);
     await createMailPanel(cfg).testConnection();
     expect(scope.isDone()).to.equal(true);
     nock(BASE).get('/CMD_API_SHOW_DOMAINS').query(true).reply(403, 'denied');

@@ -75,7 +75,11 @@ export interface FakeHestia {
 }
 
 function rsaPem(): string {
-  return generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'pkcs1', format: 'pem' } }).privateKey;
+  return generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+    publicKeyEncoding: { type: 'pkcs1', format: 'pem' },
+  }).privateKey;
 }
 
 function parsed(pem: string) {
@@ -89,7 +93,11 @@ export async function startFakeHestia(): Promise<FakeHestia> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fake-hestia-'));
   const hestiaDir = path.join(dir, 'hestia');
   await fs.mkdir(path.join(hestiaDir, 'bin'), { recursive: true });
-  for (const [name, body] of [['v-add-mail-account', V_ADD_MAIL_ACCOUNT], ['v-list-mail-account', V_LIST_MAIL_ACCOUNT], ['v-list-user', V_LIST_USER]] as const) {
+  for (const [name, body] of [
+    ['v-add-mail-account', V_ADD_MAIL_ACCOUNT],
+    ['v-list-mail-account', V_LIST_MAIL_ACCOUNT],
+    ['v-list-user', V_LIST_USER],
+  ] as const) {
     await fs.writeFile(path.join(hestiaDir, 'bin', name), body, { mode: 0o755 });
   }
   const hostPem = rsaPem();
@@ -109,28 +117,54 @@ export async function startFakeHestia(): Promise<FakeHestia> {
     const child = spawn('sh', ['-c', command], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
     ch.on('data', (d: Buffer) => child.stdin.write(d));
     ch.on('end', () => child.stdin.end());
-    child.stdin.on('error', () => { /* the command may exit before reading stdin */ });
+    child.stdin.on('error', () => {
+      /* the command may exit before reading stdin */
+    });
     child.stdout.on('data', (d: Buffer) => ch.write(d));
     child.stderr.on('data', (d: Buffer) => ch.stderr.write(d));
-    child.on('close', (code) => { ch.exit(code ?? 255); ch.end(); });
-    ch.on('close', () => { if (child.exitCode === null) child.kill('SIGTERM'); });
+    child.on('close', (code) => {
+      ch.exit(code ?? 255);
+      ch.end();
+    });
+    ch.on('close', () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+    });
   };
 
   const fake: FakeHestia = {
-    port: 0, dir, hestiaDir, keyPath, strangerKeyPath, loginPassword: 'panel-login-pass', hostKeySha256,
-    commands: [], connections: 0, mode: 'shell',
-    nextExec: () => new Promise((resolve) => { execWaiters.push(resolve); }),
-    nextClose: () => new Promise((resolve) => { closeWaiters.push(resolve); }),
+    port: 0,
+    dir,
+    hestiaDir,
+    keyPath,
+    strangerKeyPath,
+    loginPassword: 'panel-login-pass',
+    hostKeySha256,
+    commands: [],
+    connections: 0,
+    mode: 'shell',
+    nextExec: () =>
+      new Promise((resolve) => {
+        execWaiters.push(resolve);
+      }),
+    nextClose: () =>
+      new Promise((resolve) => {
+        closeWaiters.push(resolve);
+      }),
     async recordedArgs(which) {
       const raw = await fs.readFile(path.join(hestiaDir, 'log', `${which}-args`), 'utf8');
       return raw.split('\0').slice(0, -1);
     },
     async readLog(name) {
-      try { return await fs.readFile(path.join(hestiaDir, 'log', name), 'utf8'); } catch { return null; }
+      try {
+        return await fs.readFile(path.join(hestiaDir, 'log', name), 'utf8');
+      } catch {
+        return null;
+      }
     },
     async forceExit(code) {
       const f = path.join(hestiaDir, 'force-exit');
-      if (code === null) await fs.rm(f, { force: true }); else await fs.writeFile(f, String(code));
+      if (code === null) await fs.rm(f, { force: true });
+      else await fs.writeFile(f, String(code));
     },
     async reset() {
       fake.mode = 'shell';
@@ -150,15 +184,22 @@ export async function startFakeHestia(): Promise<FakeHestia> {
 
   const server = new Server({ hostKeys: [hostPem] }, (client: Connection) => {
     fake.connections++;
-    client.on('error', () => { /* the adapter closes connections abruptly on abort */ });
-    client.on('close', () => { const w = closeWaiters; closeWaiters = []; w.forEach((f) => f()); });
+    client.on('error', () => {
+      /* the adapter closes connections abruptly on abort */
+    });
+    client.on('close', () => {
+      const w = closeWaiters;
+      closeWaiters = [];
+      w.forEach((f) => f());
+    });
     client.on('authentication', (ctx) => {
       if (ctx.username !== 'root' && ctx.username !== 'admin') return ctx.reject();
       if (ctx.method === 'password') return ctx.password === fake.loginPassword ? ctx.accept() : ctx.reject();
       if (ctx.method === 'publickey') {
         const same = ctx.key.data.length === allowedPub.length && timingSafeEqual(ctx.key.data, allowedPub);
         if (!same) return ctx.reject();
-        if (ctx.signature && ctx.blob && allowed.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) return ctx.reject();
+        if (ctx.signature && ctx.blob && allowed.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true)
+          return ctx.reject();
         return ctx.accept();
       }
       return ctx.reject(['publickey', 'password']);
@@ -169,10 +210,15 @@ export async function startFakeHestia(): Promise<FakeHestia> {
         session.on('exec', (acceptExec, _reject, info) => {
           fake.commands.push(info.command);
           const ch = acceptExec();
-          const w = execWaiters; execWaiters = []; w.forEach((f) => f(info.command));
+          const w = execWaiters;
+          execWaiters = [];
+          w.forEach((f) => f(info.command));
           if (fake.mode === 'shell') runShell(info.command, ch);
-          else if (fake.mode === 'record') { ch.resume(); ch.exit(0); ch.end(); }
-          else ch.resume();
+          else if (fake.mode === 'record') {
+            ch.resume();
+            ch.exit(0);
+            ch.end();
+          } else ch.resume();
         });
       });
     });

@@ -1,32 +1,65 @@
 import { expect } from 'chai';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { createMailPanel, PanelError, type CreateMailboxInput, type MailPanelConfig, type MailPanelDeps } from '../../../../jobs/adapters/mail-panel/index.js';
+import {
+  createMailPanel,
+  PanelError,
+  type CreateMailboxInput,
+  type MailPanelConfig,
+  type MailPanelDeps,
+} from '../../../../jobs/adapters/mail-panel/index.js';
 import { freePort } from '../../../../lib/infra/free-port.js';
 import { startFakeHestia, type FakeHestia } from './fake-hestia.js';
 
 async function rejection(p: Promise<unknown>): Promise<PanelError> {
-  try { await p; } catch (e) { expect(e).to.be.instanceOf(PanelError); return e as PanelError; }
+  try {
+    await p;
+  } catch (e) {
+    expect(e).to.be.instanceOf(PanelError);
+    return e as PanelError;
+  }
   throw new Error('expected a rejection');
 }
 
 async function exists(p: string): Promise<boolean> {
-  try { await fs.access(p); return true; } catch { return false; }
+  try {
+    await fs.access(p);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 describe('mail panel adapters: HestiaCP over SSH (in-process ssh2 server)', () => {
   let fake: FakeHestia;
   let cfg: MailPanelConfig;
   let deps: MailPanelDeps;
-  const input: CreateMailboxInput = { domain: 'Example.com', local_part: 'John.Doe', password: 'correct-horse-battery', real_name: 'John', quota: '500M' };
+  const input: CreateMailboxInput = {
+    domain: 'Example.com',
+    local_part: 'John.Doe',
+    password: 'correct-horse-battery',
+    real_name: 'John',
+    quota: '500M',
+  };
 
   before(async () => {
     fake = await startFakeHestia();
   });
-  after(async () => { await fake.close(); });
+  after(async () => {
+    await fake.close();
+  });
   beforeEach(async () => {
     await fake.reset();
-    cfg = { type: 'hestia', host: '127.0.0.1', port: fake.port, user: 'root', panel_user: 'admin', ssh_key_path: fake.keyPath, password: null, ssl: true };
+    cfg = {
+      type: 'hestia',
+      host: '127.0.0.1',
+      port: fake.port,
+      user: 'root',
+      panel_user: 'admin',
+      ssh_key_path: fake.keyPath,
+      password: null,
+      ssl: true,
+    };
     deps = { hestiaDir: fake.hestiaDir };
   });
 
@@ -67,7 +100,11 @@ describe('mail panel adapters: HestiaCP over SSH (in-process ssh2 server)', () =
 
   it('rejects an injection attempt in local_part (or domain) before connecting', async () => {
     const before = fake.connections;
-    for (const bad of [{ local_part: "x'; touch /tmp/pwned; '" }, { local_part: 'x$(id)' }, { domain: 'example.com; id' }]) {
+    for (const bad of [
+      { local_part: "x'; touch /tmp/pwned; '" },
+      { local_part: 'x$(id)' },
+      { domain: 'example.com; id' },
+    ]) {
       const err = await rejection(createMailPanel(cfg, deps).createMailbox({ ...input, ...bad }));
       expect(err.kind).to.equal('permanent');
       expect(Object.keys(err.fields!)).to.have.length(1);
@@ -76,7 +113,7 @@ describe('mail panel adapters: HestiaCP over SSH (in-process ssh2 server)', () =
     expect(fake.commands).to.deep.equal([]);
   });
 
-  it('E_EXISTS (4) -> exists, with Hestia\'s message and the exit code', async () => {
+  it("E_EXISTS (4) -> exists, with Hestia's message and the exit code", async () => {
     await createMailPanel(cfg, deps).createMailbox(input);
     const err = await rejection(createMailPanel(cfg, deps).createMailbox(input));
     expect(err.kind).to.equal('exists');
@@ -102,9 +139,13 @@ describe('mail panel adapters: HestiaCP over SSH (in-process ssh2 server)', () =
   it('mailboxExists: v-list-mail-account USER DOMAIN ACCOUNT json; 3 for account or domain -> false, for the user -> error', async () => {
     expect(await createMailPanel(cfg, deps).mailboxExists('example.com', 'nobody')).to.equal(false);
     expect(await fake.recordedArgs('list')).to.deep.equal(['admin', 'example.com', 'nobody', 'json']);
-    expect(fake.commands[0]).to.equal(`'${fake.hestiaDir}/bin/v-list-mail-account' 'admin' 'example.com' 'nobody' 'json'`);
+    expect(fake.commands[0]).to.equal(
+      `'${fake.hestiaDir}/bin/v-list-mail-account' 'admin' 'example.com' 'nobody' 'json'`,
+    );
     expect(await createMailPanel(cfg, deps).mailboxExists('unknown.example', 'nobody')).to.equal(false);
-    const err = await rejection(createMailPanel({ ...cfg, panel_user: 'ghost' }, deps).mailboxExists('example.com', 'nobody'));
+    const err = await rejection(
+      createMailPanel({ ...cfg, panel_user: 'ghost' }, deps).mailboxExists('example.com', 'nobody'),
+    );
     expect(err.kind).to.equal('permanent');
     expect(err.message).to.include("user ghost doesn't exist");
   });
@@ -125,23 +166,31 @@ describe('mail panel adapters: HestiaCP over SSH (in-process ssh2 server)', () =
 
   it('authenticates with a password when no key is configured; wrong credentials -> auth', async () => {
     await createMailPanel({ ...cfg, ssh_key_path: null, password: fake.loginPassword }, deps).testConnection();
-    const badPw = await rejection(createMailPanel({ ...cfg, ssh_key_path: null, password: 'wrong-password' }, deps).testConnection());
+    const badPw = await rejection(
+      createMailPanel({ ...cfg, ssh_key_path: null, password: 'wrong-password' }, deps).testConnection(),
+    );
     expect(badPw.kind).to.equal('auth');
     expect(badPw.message).not.to.include('wrong-password');
-    const badKey = await rejection(createMailPanel({ ...cfg, ssh_key_path: fake.strangerKeyPath }, deps).testConnection());
+    const badKey = await rejection(
+      createMailPanel({ ...cfg, ssh_key_path: fake.strangerKeyPath }, deps).testConnection(),
+    );
     expect(badKey.kind).to.equal('auth');
   });
 
   it('checks the host key when a fingerprint is configured', async () => {
     await createMailPanel({ ...cfg, host_key_sha256: fake.hostKeySha256 }, deps).testConnection();
-    const err = await rejection(createMailPanel({ ...cfg, host_key_sha256: `SHA256:${'A'.repeat(43)}` }, deps).testConnection());
+    const err = await rejection(
+      createMailPanel({ ...cfg, host_key_sha256: `SHA256:${'A'.repeat(43)}` }, deps).testConnection(),
+    );
     expect(err.kind).to.equal('permanent');
     expect(fake.commands).to.have.length(1);
   });
 
   it('an unreadable key file is permanent and opens no connection; a closed port is transient', async () => {
     const before = fake.connections;
-    const noKey = await rejection(createMailPanel({ ...cfg, ssh_key_path: path.join(fake.dir, 'missing_key') }, deps).testConnection());
+    const noKey = await rejection(
+      createMailPanel({ ...cfg, ssh_key_path: path.join(fake.dir, 'missing_key') }, deps).testConnection(),
+    );
     expect(noKey.kind).to.equal('permanent');
     expect(noKey.message).to.include('ENOENT');
     expect(fake.connections).to.equal(before);
@@ -168,7 +217,9 @@ describe('mail panel adapters: HestiaCP over SSH (in-process ssh2 server)', () =
     const before = fake.connections;
     const ac = new AbortController();
     ac.abort();
-    expect((await rejection(createMailPanel(cfg, deps).mailboxExists('example.com', 'x', ac.signal))).kind).to.equal('transient');
+    expect((await rejection(createMailPanel(cfg, deps).mailboxExists('example.com', 'x', ac.signal))).kind).to.equal(
+      'transient',
+    );
     expect(fake.connections).to.equal(before);
   });
 

@@ -3,7 +3,11 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import crypto from 'node:crypto';
 import {
-  createMailboxClient, MailAuthError, MailServerError, type MailboxClient, type MailboxCredentials,
+  createMailboxClient,
+  MailAuthError,
+  MailServerError,
+  type MailboxClient,
+  type MailboxCredentials,
 } from '../../../../jobs/adapters/mailbox-client/index.js';
 import { getMailStack, type MailStack } from '../../../helpers/mail.js';
 import { registerCleanup } from '../../../helpers/env.js';
@@ -21,19 +25,28 @@ async function countingProxy(target: { host: string; port: number }) {
     state.connections++;
     sockets.add(down);
     clients.add(down);
-    down.on('close', () => { sockets.delete(down); clients.delete(down); });
+    down.on('close', () => {
+      sockets.delete(down);
+      clients.delete(down);
+    });
     down.on('error', () => down.destroy());
     state.onConnection?.();
     if (state.hold) return;
     const up = net.connect(target.port, target.host);
     sockets.add(up);
     up.on('close', () => sockets.delete(up));
-    up.on('error', () => { down.destroy(); up.destroy(); });
+    up.on('error', () => {
+      down.destroy();
+      up.destroy();
+    });
     down.on('close', () => up.destroy());
     down.pipe(up).pipe(down);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  registerCleanup(() => { for (const s of sockets) s.destroy(); server.close(); });
+  registerCleanup(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
   return { port: (server.address() as AddressInfo).port, state, open: () => clients.size };
 }
 
@@ -43,7 +56,11 @@ async function until(cond: () => boolean, ms = 20_000): Promise<void> {
 }
 
 async function caught(p: Promise<unknown>): Promise<Error> {
-  try { await p; } catch (e) { return e as Error; }
+  try {
+    await p;
+  } catch (e) {
+    return e as Error;
+  }
   throw new Error('expected a rejection');
 }
 
@@ -61,7 +78,11 @@ describe('mailbox client: failures and connection reuse (real Dovecot + SMTP rel
     this.timeout(60_000);
     stack = await getMailStack();
     client = createMailboxClient();
-    [box, peer, pooled] = await stack.newMailboxes([{ local: 'fail', password: SENTINEL }, { local: 'peer' }, { local: 'pooled' }]);
+    [box, peer, pooled] = await stack.newMailboxes([
+      { local: 'fail', password: SENTINEL },
+      { local: 'peer' },
+      { local: 'pooled' },
+    ]);
     await stack.deliver({ from: peer.email, to: box.email, subject: 'hello', text: 'x' });
     await stack.deliver({ from: peer.email, to: pooled.email, subject: 'pooled', text: 'x' });
   });
@@ -73,7 +94,11 @@ describe('mailbox client: failures and connection reuse (real Dovecot + SMTP rel
 
   it('a wrong password gives MailAuthError over IMAP (list, detail, verifyLogin)', async () => {
     const wrong = { ...peer, password: SENTINEL };
-    for (const p of [client.listEmails(wrong, { limit: 5, unseen: false }), client.getEmail(wrong, '1'), client.verifyLogin(wrong)]) {
+    for (const p of [
+      client.listEmails(wrong, { limit: 5, unseen: false }),
+      client.getEmail(wrong, '1'),
+      client.verifyLogin(wrong),
+    ]) {
       const err = await caught(p);
       errors.push(err);
       expect(err).to.be.instanceOf(MailAuthError);
@@ -105,7 +130,9 @@ describe('mailbox client: failures and connection reuse (real Dovecot + SMTP rel
     try {
       const status = await c.status('Sent', { messages: true });
       expect(status && status.messages).to.equal(0);
-    } finally { await c.logout(); }
+    } finally {
+      await c.logout();
+    }
   });
 
   it('Dovecot stopped gives MailServerError, also for a pooled connection; after a restart it works again', async function () {
@@ -113,7 +140,11 @@ describe('mailbox client: failures and connection reuse (real Dovecot + SMTP rel
     expect((await client.listEmails(box, { limit: 5, unseen: false })).map((m) => m.subject)).to.deep.equal(['hello']);
     await stack.stopDovecot();
     try {
-      for (const p of [client.listEmails(box, { limit: 5, unseen: false }), client.getEmail(box, '1'), client.reply(box, '1', { body: 'x' })]) {
+      for (const p of [
+        client.listEmails(box, { limit: 5, unseen: false }),
+        client.getEmail(box, '1'),
+        client.reply(box, '1', { body: 'x' }),
+      ]) {
         const err = await caught(p);
         errors.push(err);
         expect(err).to.be.instanceOf(MailServerError);
@@ -163,7 +194,9 @@ describe('mailbox client: failures and connection reuse (real Dovecot + SMTP rel
       await c.listEmails(viaProxy, { limit: 5, unseen: false });
       await c.listEmails(viaProxy, { limit: 5, unseen: false });
       expect(proxy.state.connections).to.equal(2);
-    } finally { await c.close(); }
+    } finally {
+      await c.close();
+    }
   });
 
   it('an aborted signal ends the call with MailServerError ABORTED and closes the connection', async () => {
@@ -179,7 +212,9 @@ describe('mailbox client: failures and connection reuse (real Dovecot + SMTP rel
 
       // the server never greets (held): the call waits until the signal fires
       proxy.state.hold = true;
-      const connected = new Promise<void>((r) => { proxy.state.onConnection = r; });
+      const connected = new Promise<void>((r) => {
+        proxy.state.onConnection = r;
+      });
       const ac = new AbortController();
       const p = c.listEmails(viaProxy, { limit: 5, unseen: false }, ac.signal);
       await connected;
@@ -191,7 +226,9 @@ describe('mailbox client: failures and connection reuse (real Dovecot + SMTP rel
       // the aborted connection is not reused
       await c.listEmails(viaProxy, { limit: 5, unseen: false });
       expect(proxy.state.connections).to.equal(2);
-    } finally { await c.close(); }
+    } finally {
+      await c.close();
+    }
   });
 
   it('closes connections: at once after a failed login or an abort, a pooled one after idleMs; none is left open', async () => {
@@ -208,7 +245,9 @@ describe('mailbox client: failures and connection reuse (real Dovecot + SMTP rel
       expect(proxy.open(), 'after a failed login').to.equal(0);
 
       proxy.state.hold = true;
-      const connected = new Promise<void>((r) => { proxy.state.onConnection = r; });
+      const connected = new Promise<void>((r) => {
+        proxy.state.onConnection = r;
+      });
       const ac = new AbortController();
       const p = c.listEmails(viaProxy, { limit: 5, unseen: false }, ac.signal);
       await connected;
@@ -223,7 +262,9 @@ describe('mailbox client: failures and connection reuse (real Dovecot + SMTP rel
       expect(proxy.open(), 'pooled while idle').to.equal(1);
       await until(() => proxy.open() === 0);
       expect(proxy.open(), 'after idleMs').to.equal(0);
-    } finally { await c.close(); }
+    } finally {
+      await c.close();
+    }
   });
 
   it('the sentinel password appears in none of the errors thrown above', () => {

@@ -1,5 +1,10 @@
 import { expect } from 'chai';
-import { createMailboxClient, EmailNotFoundError, type MailboxClient, type MailboxCredentials } from '../../../../jobs/adapters/mailbox-client/index.js';
+import {
+  createMailboxClient,
+  EmailNotFoundError,
+  type MailboxClient,
+  type MailboxCredentials,
+} from '../../../../jobs/adapters/mailbox-client/index.js';
 import { getMailStack, type MailStack } from '../../../helpers/mail.js';
 
 describe('mailbox client: reading (real Dovecot)', () => {
@@ -14,9 +19,20 @@ describe('mailbox client: reading (real Dovecot)', () => {
     this.timeout(60_000);
     stack = await getMailStack();
     client = createMailboxClient();
-    [box, fresh, empty, detailBox] = await stack.newMailboxes([{ local: 'reader' }, { local: 'unseen' }, { local: 'empty' }, { local: 'detail' }]);
+    [box, fresh, empty, detailBox] = await stack.newMailboxes([
+      { local: 'reader' },
+      { local: 'unseen' },
+      { local: 'empty' },
+      { local: 'detail' },
+    ]);
     for (let i = 1; i <= 5; i++) {
-      await stack.deliver({ from: `Sender ${i} <sender${i}@example.test>`, to: box.email, subject: `message ${i}`, text: `body ${i}`, messageId: `<m${i}.${box.email}>` });
+      await stack.deliver({
+        from: `Sender ${i} <sender${i}@example.test>`,
+        to: box.email,
+        subject: `message ${i}`,
+        text: `body ${i}`,
+        messageId: `<m${i}.${box.email}>`,
+      });
     }
   });
   after(() => client.close());
@@ -26,8 +42,15 @@ describe('mailbox client: reading (real Dovecot)', () => {
     expect(all.map((m) => m.subject)).to.deep.equal(['message 5', 'message 4', 'message 3', 'message 2', 'message 1']);
     const uids = all.map((m) => Number(m.id));
     expect(uids).to.deep.equal([...uids].sort((a, b) => b - a));
-    expect(all[0]).to.include({ from: 'Sender 5 <sender5@example.test>', to: box.email, message_id: `<m5.${box.email}>`, seen: false });
-    expect(all[0].date).to.match(/^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d\d:\d\d:\d\d \+0000$/);
+    expect(all[0]).to.include({
+      from: 'Sender 5 <sender5@example.test>',
+      to: box.email,
+      message_id: `<m5.${box.email}>`,
+      seen: false,
+    });
+    expect(all[0].date).to.match(
+      /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d\d:\d\d:\d\d \+0000$/,
+    );
 
     const two = await client.listEmails(box, { limit: 2, unseen: false });
     expect(two.map((m) => m.id)).to.deep.equal(all.slice(0, 2).map((m) => m.id));
@@ -45,7 +68,10 @@ describe('mailbox client: reading (real Dovecot)', () => {
     const after = await client.listEmails(fresh, { limit: 20, unseen: true });
     expect(after.map((m) => m.subject)).to.deep.equal(['second']);
     const all = await client.listEmails(fresh, { limit: 20, unseen: false });
-    expect(all.map((m) => [m.subject, m.seen])).to.deep.equal([['second', false], ['first', true]]);
+    expect(all.map((m) => [m.subject, m.seen])).to.deep.equal([
+      ['second', false],
+      ['first', true],
+    ]);
   });
 
   it('returns an empty list for an empty INBOX', async () => {
@@ -56,11 +82,26 @@ describe('mailbox client: reading (real Dovecot)', () => {
   it('getEmail returns the raw source and the parsed fields, with attachment metadata', async () => {
     const m = detailBox;
     await stack.deliver({
-      from: '"Ana Díaz" <ana@example.test>', to: `Desk <${m.email}>`, cc: 'carl@example.test, dora@example.test', replyTo: 'replies@example.test',
-      subject: 'Quarterly report – Q3', text: 'Plain body\nline 2', html: '<p>HTML <b>body</b></p>',
-      messageId: '<detail-1@example.test>', inReplyTo: '<parent@example.test>', references: ['<root@example.test>', '<parent@example.test>'],
+      from: '"Ana Díaz" <ana@example.test>',
+      to: `Desk <${m.email}>`,
+      cc: 'carl@example.test, dora@example.test',
+      replyTo: 'replies@example.test',
+      subject: 'Quarterly report – Q3',
+      text: 'Plain body\nline 2',
+      html: '<p>HTML <b>body</b></p>',
+      messageId: '<detail-1@example.test>',
+      inReplyTo: '<parent@example.test>',
+      references: ['<root@example.test>', '<parent@example.test>'],
       date: new Date('2026-03-04T05:06:07Z'),
-      attachments: [{ filename: 'report.csv', content: 'a,b\n1,2\n', contentType: 'text/csv' }, { filename: 'logo.png', content: Buffer.from([137, 80, 78, 71, 1, 2, 3]), contentType: 'image/png', cid: 'logo@example.test' }],
+      attachments: [
+        { filename: 'report.csv', content: 'a,b\n1,2\n', contentType: 'text/csv' },
+        {
+          filename: 'logo.png',
+          content: Buffer.from([137, 80, 78, 71, 1, 2, 3]),
+          contentType: 'image/png',
+          cid: 'logo@example.test',
+        },
+      ],
     });
     const [summary] = await client.listEmails(m, { limit: 1, unseen: false });
     const d = await client.getEmail(m, summary.id);
@@ -91,10 +132,18 @@ describe('mailbox client: reading (real Dovecot)', () => {
 
   it('getEmail of an unknown or malformed UID throws EmailNotFoundError', async () => {
     let err: unknown = null;
-    try { await client.getEmail(box, '999999'); } catch (e) { err = e; }
+    try {
+      await client.getEmail(box, '999999');
+    } catch (e) {
+      err = e;
+    }
     expect(err).to.be.instanceOf(EmailNotFoundError);
     err = null;
-    try { await client.getEmail(box, '12abc'); } catch (e) { err = e; }
+    try {
+      await client.getEmail(box, '12abc');
+    } catch (e) {
+      err = e;
+    }
     expect(err).to.be.instanceOf(EmailNotFoundError);
     // the connection stays usable after a not-found
     expect((await client.listEmails(box, { limit: 1, unseen: false }))[0].subject).to.equal('message 5');

@@ -1,6 +1,14 @@
 import { expect } from 'chai';
 import {
-  classifyImapError, classifySmtpError, formatRfc2822, MailAuthError, MailServerError, poolKey, replySubject, scrubSecret, threadHeaders,
+  classifyImapError,
+  classifySmtpError,
+  formatRfc2822,
+  MailAuthError,
+  MailServerError,
+  poolKey,
+  replySubject,
+  scrubSecret,
+  threadHeaders,
 } from '../../../../jobs/adapters/mailbox-client/index.js';
 
 describe('mailbox client: pure rules', () => {
@@ -24,19 +32,27 @@ describe('mailbox client: pure rules', () => {
 
   describe('threadHeaders (RFC 5322 §3.6.4)', () => {
     it('References = parent References + parent Message-ID; In-Reply-To = parent Message-ID', () => {
-      expect(threadHeaders({ messageId: '<c@x>', references: ['<a@x>', '<b@x>'], inReplyTo: ['<b@x>'] }))
-        .to.deep.equal({ inReplyTo: '<c@x>', references: ['<a@x>', '<b@x>', '<c@x>'] });
+      expect(threadHeaders({ messageId: '<c@x>', references: ['<a@x>', '<b@x>'], inReplyTo: ['<b@x>'] })).to.deep.equal(
+        { inReplyTo: '<c@x>', references: ['<a@x>', '<b@x>', '<c@x>'] },
+      );
     });
     it('without References, a single-id In-Reply-To comes first', () => {
-      expect(threadHeaders({ messageId: '<c@x>', references: [], inReplyTo: ['<b@x>'] }))
-        .to.deep.equal({ inReplyTo: '<c@x>', references: ['<b@x>', '<c@x>'] });
+      expect(threadHeaders({ messageId: '<c@x>', references: [], inReplyTo: ['<b@x>'] })).to.deep.equal({
+        inReplyTo: '<c@x>',
+        references: ['<b@x>', '<c@x>'],
+      });
     });
     it('an In-Reply-To with several ids is not used', () => {
-      expect(threadHeaders({ messageId: '<c@x>', references: [], inReplyTo: ['<a@x>', '<b@x>'] }))
-        .to.deep.equal({ inReplyTo: '<c@x>', references: ['<c@x>'] });
+      expect(threadHeaders({ messageId: '<c@x>', references: [], inReplyTo: ['<a@x>', '<b@x>'] })).to.deep.equal({
+        inReplyTo: '<c@x>',
+        references: ['<c@x>'],
+      });
     });
     it('a parent without Message-ID gives no In-Reply-To', () => {
-      expect(threadHeaders({ messageId: '', references: [], inReplyTo: [] })).to.deep.equal({ inReplyTo: null, references: [] });
+      expect(threadHeaders({ messageId: '', references: [], inReplyTo: [] })).to.deep.equal({
+        inReplyTo: null,
+        references: [],
+      });
     });
   });
 
@@ -48,21 +64,33 @@ describe('mailbox client: pure rules', () => {
   describe('error classification', () => {
     it('IMAP: authenticationFailed / AUTHENTICATIONFAILED -> MailAuthError; refused / closed / timeout -> MailServerError', () => {
       expect(classifyImapError({ authenticationFailed: true })).to.be.instanceOf(MailAuthError);
-      expect(classifyImapError({ serverResponseCode: 'AUTHENTICATIONFAILED', responseText: 'x' })).to.be.instanceOf(MailAuthError);
+      expect(classifyImapError({ serverResponseCode: 'AUTHENTICATIONFAILED', responseText: 'x' })).to.be.instanceOf(
+        MailAuthError,
+      );
       const refused = classifyImapError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
       expect(refused).to.be.instanceOf(MailServerError);
       expect((refused as MailServerError).code).to.equal('ECONNREFUSED');
       expect((classifyImapError({ code: 'CONNECT_TIMEOUT' }) as MailServerError).code).to.equal('CONNECT_TIMEOUT');
-      expect((classifyImapError({ code: 'NoConnection' }) as MailServerError).message).to.equal('IMAP connection closed by the server');
+      expect((classifyImapError({ code: 'NoConnection' }) as MailServerError).message).to.equal(
+        'IMAP connection closed by the server',
+      );
     });
     it('IMAP: quoted server text never carries the password', () => {
-      const e = classifyImapError({ responseStatus: 'NO', responseText: 'mailbox hunter2secret is over quota' }, 'hunter2secret');
+      const e = classifyImapError(
+        { responseStatus: 'NO', responseText: 'mailbox hunter2secret is over quota' },
+        'hunter2secret',
+      );
       expect(e).to.be.instanceOf(MailServerError);
       expect(e.message).to.equal('IMAP server refused the command: mailbox [redacted] is over quota');
     });
     it('SMTP: 535 / EAUTH -> MailAuthError; other replies and socket errors -> MailServerError', () => {
-      expect(classifySmtpError({ code: 'EAUTH', responseCode: 535, response: '535 Authentication failed' })).to.be.instanceOf(MailAuthError);
-      const refused = classifySmtpError({ code: 'EMESSAGE', responseCode: 554, response: '554 no pw123', command: 'DATA' }, 'pw123');
+      expect(
+        classifySmtpError({ code: 'EAUTH', responseCode: 535, response: '535 Authentication failed' }),
+      ).to.be.instanceOf(MailAuthError);
+      const refused = classifySmtpError(
+        { code: 'EMESSAGE', responseCode: 554, response: '554 no pw123', command: 'DATA' },
+        'pw123',
+      );
       expect(refused).to.be.instanceOf(MailServerError);
       expect((refused as MailServerError).code).to.equal('SMTP_554');
       expect(refused.message).to.equal('SMTP server refused (DATA): 554 no [redacted]');

@@ -1,13 +1,24 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
 import {
-  classifyImapError, classifySmtpError, classifyTlsError, createMailboxClient, mailTls, MailAuthError, MailServerError,
-  type MailboxClient, type MailboxCredentials,
+  classifyImapError,
+  classifySmtpError,
+  classifyTlsError,
+  createMailboxClient,
+  mailTls,
+  MailAuthError,
+  MailServerError,
+  type MailboxClient,
+  type MailboxCredentials,
 } from '../../../../jobs/adapters/mailbox-client/index.js';
 import { getMailStack, getTestPki, getTlsMailStack, type TestPki, type TlsMailStack } from '../../../helpers/mail.js';
 
 async function caught(p: Promise<unknown>): Promise<Error> {
-  try { await p; } catch (e) { return e as Error; }
+  try {
+    await p;
+  } catch (e) {
+    return e as Error;
+  }
   throw new Error('expected a rejection');
 }
 
@@ -36,7 +47,11 @@ describe('mailbox client: TLS and STARTTLS both ways (Dovecot + SMTP relay, test
     this.timeout(60_000);
     pki = await getTestPki();
     good = await getTlsMailStack('good');
-    const logger = { warn: (_o: object, msg: string) => { warnings.push(msg); } };
+    const logger = {
+      warn: (_o: object, msg: string) => {
+        warnings.push(msg);
+      },
+    };
     client = createMailboxClient({ tls: { ca: pki.ca.certPem }, logger });
   });
   after(() => client.close());
@@ -45,7 +60,8 @@ describe('mailbox client: TLS and STARTTLS both ways (Dovecot + SMTP relay, test
     it(`${mode}: sends over SMTP and lists over IMAP, every login encrypted, the Sent copy saved`, async function () {
       this.timeout(20_000);
       const [a, b] = await good.newMailboxes([
-        { local: `${mode}-a`, security: mode }, { local: `${mode}-b`, security: mode },
+        { local: `${mode}-a`, security: mode },
+        { local: `${mode}-b`, security: mode },
       ]);
       expect(a.imap.security).to.equal(mode);
       expect(a.smtp.security).to.equal(mode);
@@ -60,11 +76,15 @@ describe('mailbox client: TLS and STARTTLS both ways (Dovecot + SMTP relay, test
       expect(warnings).to.deep.equal([]);
 
       // the relay saw exactly one AUTH of the sender, inside TLS
-      expect(good.relays[mode].authAttempts.filter((x) => x.user === a.email))
-        .to.deep.equal([{ user: a.email, secure: true }]);
+      expect(good.relays[mode].authAttempts.filter((x) => x.user === a.email)).to.deep.equal([
+        { user: a.email, secure: true },
+      ]);
       // Dovecot logged one login per mailbox (pooled connection), each marked TLS
       for (const box of [a, b]) {
-        const lines = await until(() => good.imapLoginLines(box.email), (l) => l.length > 0);
+        const lines = await until(
+          () => good.imapLoginLines(box.email),
+          (l) => l.length > 0,
+        );
         expect(lines, box.email).to.have.length(1);
         expect(lines[0]).to.match(/, TLS, /);
       }
@@ -109,7 +129,7 @@ describe('mailbox client: TLS and STARTTLS both ways (Dovecot + SMTP relay, test
       });
     }
 
-    it('the test CA not trusted (a client with Node\'s built-in roots only) -> TLS_CERT_UNTRUSTED', async function () {
+    it("the test CA not trusted (a client with Node's built-in roots only) -> TLS_CERT_UNTRUSTED", async function () {
       this.timeout(20_000);
       const plain = createMailboxClient();
       try {
@@ -133,7 +153,9 @@ describe('mailbox client: TLS and STARTTLS both ways (Dovecot + SMTP relay, test
           const attempts = [...good.relays.ssl.authAttempts, ...good.relays.starttls.authAttempts];
           expect(attempts.filter((x) => x.user === box.email)).to.deep.equal([]);
         }
-      } finally { await plain.close(); }
+      } finally {
+        await plain.close();
+      }
     });
   });
 
@@ -143,22 +165,32 @@ describe('mailbox client: TLS and STARTTLS both ways (Dovecot + SMTP relay, test
       const plainStack = await getMailStack();
       const box = await plainStack.newMailbox({ local: 'nostarttls' });
       const wantsTls: MailboxCredentials = {
-        ...box, imap: { ...box.imap, security: 'starttls' }, smtp: { ...box.smtp, security: 'starttls' },
+        ...box,
+        imap: { ...box.imap, security: 'starttls' },
+        smtp: { ...box.smtp, security: 'starttls' },
       };
       const deliveredBefore = plainStack.relay.delivered;
       const imapErr = await caught(client.listEmails(wantsTls, { limit: 5, unseen: false }));
       const smtpErr = await caught(client.send(wantsTls, { to: box.email, subject: 'never sent', body: 'x' }));
       errors.push(imapErr, smtpErr);
-      for (const [err, protocol] of [[imapErr, 'imap'], [smtpErr, 'smtp']] as const) {
+      for (const [err, protocol] of [
+        [imapErr, 'imap'],
+        [smtpErr, 'smtp'],
+      ] as const) {
         expect(err, protocol).to.be.instanceOf(MailServerError);
         expect((err as MailServerError).protocol).to.equal(protocol);
         expect((err as MailServerError).code).to.equal('STARTTLS_UNAVAILABLE');
-        expect(err.message).to.equal(`The ${protocol.toUpperCase()} server does not offer STARTTLS, which this mailbox `
-          + 'requires; nothing was sent without TLS');
+        expect(err.message).to.equal(
+          `The ${protocol.toUpperCase()} server does not offer STARTTLS, which this mailbox ` +
+            'requires; nothing was sent without TLS',
+        );
       }
       // the same mailbox over plaintext ('none') does log in: the refusal above was not about the password
       expect(await client.listEmails(box, { limit: 5, unseen: false })).to.deep.equal([]);
-      const logins = await until(() => plainStack.imapLogins(box.email), (n) => n > 0);
+      const logins = await until(
+        () => plainStack.imapLogins(box.email),
+        (n) => n > 0,
+      );
       expect(logins).to.equal(1);
       expect(plainStack.relay.authAttempts.filter((x) => x.user === box.email)).to.deep.equal([]);
       expect(plainStack.relay.delivered).to.equal(deliveredBefore);
@@ -169,12 +201,17 @@ describe('mailbox client: TLS and STARTTLS both ways (Dovecot + SMTP relay, test
       const plainStack = await getMailStack();
       const box = await plainStack.newMailbox({ local: 'sslonplain', password: SENTINEL });
       const wantsSsl: MailboxCredentials = {
-        ...box, imap: { ...box.imap, security: 'ssl' }, smtp: { ...box.smtp, security: 'ssl' },
+        ...box,
+        imap: { ...box.imap, security: 'ssl' },
+        smtp: { ...box.smtp, security: 'ssl' },
       };
       const imapErr = await caught(client.listEmails(wantsSsl, { limit: 5, unseen: false }));
       const smtpErr = await caught(client.send(wantsSsl, { to: box.email, subject: 'never sent', body: 'x' }));
       errors.push(imapErr, smtpErr);
-      for (const [err, protocol] of [[imapErr, 'imap'], [smtpErr, 'smtp']] as const) {
+      for (const [err, protocol] of [
+        [imapErr, 'imap'],
+        [smtpErr, 'smtp'],
+      ] as const) {
         expect(err, protocol).to.be.instanceOf(MailServerError);
         expect((err as MailServerError).code, protocol).to.equal('TLS_HANDSHAKE');
         expect(err.message).to.equal(`TLS handshake with the ${protocol.toUpperCase()} server failed`);
@@ -199,32 +236,42 @@ describe('mailbox client: TLS and STARTTLS both ways (Dovecot + SMTP relay, test
       expect(byIp.secureContext).to.equal(byName.secureContext);
       const defaults = mailTls()('mail.example.test');
       expect(defaults).to.deep.equal({
-        rejectUnauthorized: true, minVersion: 'TLSv1.2', servername: 'mail.example.test',
+        rejectUnauthorized: true,
+        minVersion: 'TLSv1.2',
+        servername: 'mail.example.test',
       });
     });
 
     it('mailTls / createMailboxClient refuse a CA option that is not PEM certificate text', () => {
       expect(() => mailTls({ ca: 'not a certificate' })).to.throw(/tls\.ca must be PEM/);
       const broken = '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n';
-      expect(() => createMailboxClient({ tls: { ca: [pki.ca.certPem, broken] } }))
-        .to.throw('mailbox client: tls.ca could not be read as PEM certificates');
+      expect(() => createMailboxClient({ tls: { ca: [pki.ca.certPem, broken] } })).to.throw(
+        'mailbox client: tls.ca could not be read as PEM certificates',
+      );
     });
 
-    it('classifies certificate failures by code, by nodemailer\'s originalCode and by its STARTTLS message', () => {
+    it("classifies certificate failures by code, by nodemailer's originalCode and by its STARTTLS message", () => {
       const selfSigned = Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' });
       const byCode = classifyImapError(selfSigned);
       expect([byCode.constructor, (byCode as MailServerError).code, byCode.message]).to.deep.equal([
-        MailServerError, 'TLS_CERT_UNTRUSTED', `${CERT_TEXT} (IMAP: not issued by a trusted certificate authority)`,
+        MailServerError,
+        'TLS_CERT_UNTRUSTED',
+        `${CERT_TEXT} (IMAP: not issued by a trusted certificate authority)`,
       ]);
       const byOriginal = classifySmtpError({ code: 'ESOCKET', originalCode: 'CERT_NOT_YET_VALID', message: 'x' });
       expect((byOriginal as MailServerError).code).to.equal('TLS_CERT_NOT_YET_VALID');
       const wrapped = classifySmtpError({
-        code: 'ETLS', command: 'STARTTLS', message: 'Error initiating TLS - certificate has expired',
+        code: 'ETLS',
+        command: 'STARTTLS',
+        message: 'Error initiating TLS - certificate has expired',
       });
-      expect([(wrapped as MailServerError).code, wrapped.message])
-        .to.deep.equal(['TLS_CERT_EXPIRED', `${CERT_TEXT} (SMTP: expired)`]);
+      expect([(wrapped as MailServerError).code, wrapped.message]).to.deep.equal([
+        'TLS_CERT_EXPIRED',
+        `${CERT_TEXT} (SMTP: expired)`,
+      ]);
       const altname = classifySmtpError({
-        code: 'ETLS', message: 'Error initiating TLS - Hostname/IP does not match certificate\'s altnames: x',
+        code: 'ETLS',
+        message: "Error initiating TLS - Hostname/IP does not match certificate's altnames: x",
       });
       expect((altname as MailServerError).code).to.equal('TLS_CERT_HOSTNAME');
     });
