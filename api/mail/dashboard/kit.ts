@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import type { Knex } from 'knex';
 import type { Redis } from 'ioredis';
 import { koaBody } from 'koa-body';
+import { inspectBody } from '../../http/hostile-input.js';
 import type { Logger } from '../../../lib/logger.js';
 import { verifyOperatorSession, type OperatorSession } from '../operators/service.js';
 import { html, layout, type LayoutSession, type SafeHtml } from './html.js';
@@ -95,6 +96,8 @@ async function parseForm(ctx: Koa.Context): Promise<Record<string, unknown>> {
     );
   }
   const b = request.body;
+  // NUL in a field (or absurd nesting) would reach PostgreSQL: the "Bad request" page, nothing changed (issue 7)
+  if (inspectBody(b)) throw Object.assign(new Error('hostile form body'), { status: 422, expose: true });
   return b && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>) : {};
 }
 
