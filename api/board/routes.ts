@@ -34,6 +34,11 @@ import { PAGE_CSP, errorPage, loginPage, signedInPage } from './views.js';
 export const BOARD_PATH = '/admin/queues';
 const LOGIN_PATH = '/admin/login';
 const LOGOUT_PATH = '/admin/logout';
+/**
+ * CSP of bull-board's pages: only `frame-ancestors 'none'`, since its UI loads its own scripts and
+ * styles (the sign-in pages have the strict PAGE_CSP of views.ts).
+ */
+export const BOARD_CSP = "frame-ancestors 'none'";
 
 /**
  * The middleware serving the paths above; every other path goes to `next`.
@@ -63,6 +68,9 @@ export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = 
     if (path === LOGIN_PATH) return handlers.login(ctx);
     if (path === LOGOUT_PATH) return handlers.logout(ctx);
     if (path !== BOARD_PATH && !path.startsWith(`${BOARD_PATH}/`)) return next();
+    // bull-board's own pages and API: never framed (clickjacking), never cached (issue 7)
+    ctx.set('Content-Security-Policy', BOARD_CSP);
+    ctx.set('X-Frame-Options', 'DENY');
 
     const session = await findBoardSession(deps.knex, sessionCookie(ctx));
     const readOnly = ctx.method === 'GET' || ctx.method === 'HEAD';
