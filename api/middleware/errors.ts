@@ -1,6 +1,8 @@
 import type { AppContext } from '../context.js';
 import { applyError, requestLog } from '../http/request-log.js';
 import type { HttpError } from '../http/error-table.js';
+import { clientErrorHandler } from '../http/client-error.js';
+import type { Logger } from '../../lib/logger.js';
 
 /**
  * Renders an HttpError as the web service's body (DESIGN.md §4 "Error body"):
@@ -24,4 +26,14 @@ export function errorsAndLogging() {
     writeError: writeWebError,
     logFields: (ctx) => ({ tenant_id: ctx.state.tenant?.id ?? null, user_id: ctx.state.auth?.userId ?? null }),
   });
+}
+
+/**
+ * The web service's listener for http.Server 'clientError' (api/http/client-error.ts): Node's own
+ * rejections (431 headers over 16 KB, 400 malformed framing, 408 request timeout) answered as
+ * `{message, code, request_id}`. Attach it where the server is created (api/server.ts).
+ * @param logger optional: one line per answered client error
+ */
+export function webClientError(logger?: Logger) {
+  return clientErrorHandler((e) => ({ message: e.message, code: e.code, request_id: e.requestId }), logger);
 }
