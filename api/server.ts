@@ -6,7 +6,7 @@ import { createLogger } from '../lib/logger.js';
 import { createKnex } from '../db/knex.js';
 import { createQueues } from '../jobs/queues.js';
 import { createApp } from './app.js';
-import { webClientError } from './middleware/errors.js';
+import { handleWebClientErrors } from './middleware/errors.js';
 
 /**
  * The `web` process: builds the app from the configuration (lib/config.ts; `env` defaults to the process's), listens on PORT, and closes the server,
@@ -32,7 +32,7 @@ export async function startWeb(env?: NodeJS.ProcessEnv): Promise<{ server: http.
     },
   });
   const server = http.createServer(app.callback());
-  server.on('clientError', webClientError(logger)); // Node's own 400/408/431 as JSON (issue 7)
+  handleWebClientErrors(server, logger); // Node's own 400/408/431 as JSON (issue 7)
   await new Promise<void>((resolve) => server.listen(config.port, resolve));
   logger.info({ port: config.port, url: config.publicBaseUrl }, 'web listening');
   const close = async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../../lib/logger.js';
 
@@ -8,7 +8,7 @@ import type { Logger } from '../../lib/logger.js';
  * sees it (request line and headers over 16 KB, a duplicated Content-Length, Transfer-Encoding
  * together with Content-Length, garbage), or the request timeout fires. Without a `clientError`
  * listener Node answers with an empty body; with clientErrorHandler() the service answers JSON in
- * its own error format, with a request id, and closes the connection.
+ * its own error format, with a request id, and closes the connection (handleClientErrors).
  */
 
 /** A client error as the service's writer renders it. */
@@ -44,7 +44,8 @@ const BAD_REQUEST: Omit<ClientErrorInfo, 'requestId'> = {
   status: 400,
   code: 'BAD_REQUEST',
   message:
-    'The request is not valid HTTP/1.1 (for example a duplicated Content-Length, or Transfer-Encoding with Content-Length).',
+    'The request is not valid HTTP/1.1 (for example a duplicated Content-Length, ' +
+    'or Transfer-Encoding with Content-Length).',
 };
 
 /**
@@ -57,24 +58,32 @@ export function describeClientError(err: { code?: unknown }): Omit<ClientErrorIn
 }
 
 /**
- * Builds a listener for http.Server's 'clientError' event: writes a complete HTTP/1.1 response with
- * the JSON body `render` returns (Content-Type application/json, X-Request-Id, nosniff, no-store,
- * Connection: close) and ends the connection. Like Node's default, it answers only when nothing was
- * written on the connection yet (never in the middle of another response); a reset connection is
- * just destroyed. Attach it where the service's server is created:
- * `server.on('clientError', clientErrorHandler(render, logger))`.
+ * Attaches the service's answer to Node's client errors to an http.Server: a 'clientError' listener
+ * that writes a complete HTTP/1.1 response with the JSON body `render` returns (Content-Type
+ * application/json, X-Request-Id, nosniff, no-store, Connection: close) and ends the connection.
+ * It answers when no response is in progress on the connection (also on a kept-alive one whose
+ * earlier responses are done; never in the middle of another response, which would corrupt it); a
+ * reset connection, or one with a response in progress, is just destroyed. Call it where the
+ * service's server is created (api/server.ts, api/mail/server.ts, the tests' helpers).
+ * @param server the service's server
  * @param render the service's error body for the info (web `{message, code, request_id}`, mail
  *   `{ok: false, error, message, request_id}`)
  * @param logger optional: one info line per answered client error (request id, status, Node's code)
- * @returns the listener
  */
-export function clientErrorHandler(
+export function handleClientErrors(
+  server: Server,
   render: (info: ClientErrorInfo) => Record<string, unknown>,
   logger?: Logger,
-): (err: Error & { code?: string }, socket: Duplex) => void {
-  return (err, socket) => {
-    const s = socket as Duplex & { bytesWritten?: number };
-    if (err.code === 'ECONNRESET' || !s.writable || (s.bytesWritten ?? 0) > 0) {
+): void {
+  // responses in progress per connection (only public events: 'request' and the response's 'close')
+  const busy = new WeakMap<object, number>();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    busy.set(socket, (busy.get(socket) ?? 0) + 1);
+    res.once('close', () => busy.set(socket, (busy.get(socket) ?? 1) - 1));
+  });
+  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable || (busy.get(socket) ?? 0) > 0) {
       socket.destroy();
       return;
     }
@@ -91,5 +100,5 @@ export function clientErrorHandler(
     ];
     logger?.info({ request_id: info.requestId, status: info.status, node_code: err.code ?? null }, 'client error');
     socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
-  };
+  });
 }

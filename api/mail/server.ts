@@ -8,7 +8,7 @@ import { createKnex } from '../../db/knex.js';
 import { createQueues } from '../../jobs/queues.js';
 import { createMailboxClient } from '../../jobs/adapters/mailbox-client/index.js';
 import { createMailApp } from './app.js';
-import { mailClientError } from './middleware/errors.js';
+import { handleMailClientErrors } from './middleware/errors.js';
 
 /**
  * The `mail` process (DESIGN.md §1; Procfile `mail: tsx api/mail/server.ts`): the Mailbox API and
@@ -39,7 +39,7 @@ export async function startMail(
     config: { mailBaseUrl: config.mailBaseUrl, appKey: config.appKey, rateLimit, trustProxy: config.trustProxy },
   });
   const server = http.createServer(app.callback());
-  server.on('clientError', mailClientError(logger)); // Node's own 400/408/431 as JSON (issue 7)
+  handleMailClientErrors(server, logger); // Node's own 400/408/431 as JSON (issue 7)
   await new Promise<void>((resolve) => server.listen(config.mailPort, resolve));
   logger.info({ port: config.mailPort, url: config.mailBaseUrl }, 'mail listening');
   let closing: Promise<void> | null = null;

@@ -1,7 +1,8 @@
 import type { AppContext } from '../context.js';
 import { applyError, requestLog } from '../http/request-log.js';
 import type { HttpError } from '../http/error-table.js';
-import { clientErrorHandler } from '../http/client-error.js';
+import type { Server } from 'node:http';
+import { handleClientErrors } from '../http/client-error.js';
 import type { Logger } from '../../lib/logger.js';
 
 /**
@@ -29,11 +30,11 @@ export function errorsAndLogging() {
 }
 
 /**
- * The web service's listener for http.Server 'clientError' (api/http/client-error.ts): Node's own
- * rejections (431 headers over 16 KB, 400 malformed framing, 408 request timeout) answered as
- * `{message, code, request_id}`. Attach it where the server is created (api/server.ts).
+ * The web service's answer to Node's own rejections (api/http/client-error.ts): 431 headers over
+ * 16 KB, 400 malformed framing, 408 request timeout, as `{message, code, request_id}`. Call it where
+ * the server is created (api/server.ts).
  * @param logger optional: one line per answered client error
  */
-export function webClientError(logger?: Logger) {
-  return clientErrorHandler((e) => ({ message: e.message, code: e.code, request_id: e.requestId }), logger);
+export function handleWebClientErrors(server: Server, logger?: Logger): void {
+  handleClientErrors(server, (e) => ({ message: e.message, code: e.code, request_id: e.requestId }), logger);
 }

@@ -1,7 +1,8 @@
 import { MAIL_ERRORS, MailApiError, type MailErrorCode } from '../errors.js';
 import { applyError, requestLog } from '../../http/request-log.js';
 import type { HttpError } from '../../http/error-table.js';
-import { clientErrorHandler } from '../../http/client-error.js';
+import type { Server } from 'node:http';
+import { handleClientErrors } from '../../http/client-error.js';
 import type { Logger } from '../../../lib/logger.js';
 import type { MailContext } from '../context.js';
 
@@ -98,14 +99,15 @@ const CLIENT_ERROR_CODE: Record<string, MailErrorCode> = {
 };
 
 /**
- * The Mailbox API's listener for http.Server 'clientError' (api/http/client-error.ts): Node's own
- * rejections answered as `{ok: false, error, message, request_id}` with Node's status (400
- * bad_request, 408 request_timeout, 413 payload_too_large, 431 headers_too_large). Attach it where
- * the server is created (api/mail/server.ts).
+ * The Mailbox API's answer to Node's own rejections (api/http/client-error.ts), as
+ * `{ok: false, error, message, request_id}` with Node's status (400 bad_request, 408
+ * request_timeout, 413 payload_too_large, 431 headers_too_large). Call it where the server is
+ * created (api/mail/server.ts).
  * @param logger optional: one line per answered client error
  */
-export function mailClientError(logger?: Logger) {
-  return clientErrorHandler(
+export function handleMailClientErrors(server: Server, logger?: Logger): void {
+  handleClientErrors(
+    server,
     (e) => ({
       ok: false,
       error: CLIENT_ERROR_CODE[e.code] ?? 'bad_request',
