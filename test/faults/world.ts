@@ -52,7 +52,10 @@ export function faultWorld(): Promise<FaultWorld> {
 }
 
 async function build(): Promise<FaultWorld> {
-  const web = await startTestApp();
+  // its own login-throttle keys: the fuzzer's failed logins from 127.0.0.1 must not throttle other tests
+  const web = await startTestApp({
+    loginThrottle: { points: 10, durationSeconds: 900, keyPrefix: `rl:fault-login-${uniq()}` },
+  });
   const client = new FakeMailboxClient();
   const mail = await startMailTestApp({ mailClient: client, config: { createWaitMs: 20 } });
   const tenant = await makeTenant();

@@ -96,8 +96,6 @@ async function parseForm(ctx: Koa.Context): Promise<Record<string, unknown>> {
     );
   }
   const b = request.body;
-  // NUL in a field (or absurd nesting) would reach PostgreSQL: the "Bad request" page, nothing changed (issue 7)
-  if (inspectBody(b)) throw Object.assign(new Error('hostile form body'), { status: 422, expose: true });
   return b && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>) : {};
 }
 
@@ -123,6 +121,8 @@ export function createKit(deps: DashboardDeps): Kit {
         const session = token ? await verifyOperatorSession(deps.knex, token) : null;
         if (session) Object.assign(req, { session, token, csrf: csrfForSession(deps.config.appKey, token) });
         if (ctx.method === 'POST') req.body = await parseForm(ctx);
+        // NUL in a field (or absurd nesting) would reach PostgreSQL: the "Bad request" page, nothing changed (issue 7)
+        if (inspectBody(req.body)) throw Object.assign(new Error('hostile form body'), { status: 422, expose: true });
         if (opts.auth && !session) return redirect(ctx, '/login');
         if (ctx.method === 'POST' && opts.auth && !csrfMatches(req.csrf, req.body._csrf)) {
           return render(
