@@ -1,10 +1,13 @@
-import type { Knex } from 'knex';
+import type { Model, QueryBuilder } from 'objection';
 import { envelope } from '../shared/schemas.js';
 
 /**
  * Query helpers shared by the External v1 lists (document 1 "Common list query parameters";
  * DESIGN.md §4): page/per_page, newest-first order with id tie-breaker, safe text search.
  */
+
+/** An Objection query of any model (the lists' filters work on every one). */
+type AnyQuery = QueryBuilder<any, any>;
 
 /** Validated paging parameters (page >= 1, per_page 1..100, defaults applied by the schema). */
 export interface PageParams {
@@ -24,12 +27,13 @@ export function ilikeContains(term: string): string {
  * Adds `(col1 ILIKE %term% OR col2 ILIKE %term% ...)` to a query when `term` is non-blank.
  * @param columns qualified column names (identifiers, never user input)
  */
-export function whereContains(q: Knex.QueryBuilder, columns: string[], term: unknown): Knex.QueryBuilder {
+export function whereContains<Q extends AnyQuery>(q: Q, columns: string[], term: unknown): Q {
   if (typeof term !== 'string' || !term.trim()) return q;
   const pattern = ilikeContains(term.trim());
-  return q.where((w) => {
+  q.where((w) => {
     for (const c of columns) w.orWhere(c, 'ilike', pattern);
   });
+  return q;
 }
 
 /** Characters with a meaning in tsquery syntax; removed from user terms. */
@@ -155,14 +159,14 @@ export async function expandSearch(
  * @param map row -> read shape
  * @returns the list envelope of DESIGN.md §4
  */
-export async function paginate<T>(
-  filtered: Knex.QueryBuilder,
-  columns: (string | Knex.Raw)[],
+export async function paginate<M extends Model, T>(
+  filtered: QueryBuilder<M, M[]>,
+  columns: string[],
   order: [string, string],
   p: PageParams,
-  map: (row: Record<string, any>) => T,
+  map: (row: M) => T,
 ) {
-  const [rows, countRow] = await Promise.all([
+  const [rows, [count]] = await Promise.all([
     filtered
       .clone()
       .select(columns)
@@ -172,14 +176,9 @@ export async function paginate<T>(
       ])
       .limit(p.per_page)
       .offset((p.page - 1) * p.per_page),
-    filtered.clone().count({ n: '*' }).first(),
+    filtered.clone().clearSelect().count('* as n').castTo<{ n: string }[]>(),
   ]);
-  return envelope(
-    (rows as Record<string, any>[]).map(map),
-    p.page,
-    p.per_page,
-    Number((countRow as { n: number } | undefined)?.n ?? 0),
-  );
+  return envelope(rows.map(map), p.page, p.per_page, Number(count?.n ?? 0));
 }
 
 /** Query flag `true|false|1|0` (already validated) -> boolean, or undefined when absent. */
