@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { knexConfig, migrateLatest } from '../../db/knex.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../../db/seeds/demo.js';
 import { login } from '../../api/auth/service.js';
+import { listAuditLogs } from '../../api/audit-logs/service.js';
+import { TenantScope } from '../../db/tenant-scope.js';
 import { makeTenant } from '../helpers/fixtures.js';
 import { env, registerCleanup } from '../helpers/env.js';
 
@@ -141,6 +143,21 @@ describe('demo seed (db/seeds/demo.ts)', function () {
       expect(roles).to.deep.include({ email: l.email, name: l.role });
     const session = await login(knex, { email: 'tech@demo-isp.test', password: DEMO_PASSWORD });
     expect(session.user.roles).to.deep.equal(['technician']);
+  });
+
+  it("records the staff accounts in demo-isp's audit log, done by its Super Admin", async () => {
+    const admin = await knex('users').where({ email: 'admin@demo-isp.test' }).first();
+    const page = await listAuditLogs(
+      new TenantScope(knex, isp.id),
+      { page: 1, per_page: 50, action: 'users.created' },
+      'Asia/Jakarta',
+    );
+    const staff = DEMO_LOGINS.filter((l) => l.tenant === 'demo-isp' && l.role !== 'Super Admin');
+    expect(page.total).to.equal(staff.length);
+    expect(page.data.map((r) => r.user?.id)).to.deep.equal(staff.map(() => admin.id));
+    expect(page.data.map((r) => r.after?.email).sort()).to.deep.equal(staff.map((l) => l.email).sort());
+    const other = await listAuditLogs(new TenantScope(knex, sandbox.id), { page: 1, per_page: 50 }, 'Asia/Jakarta');
+    expect(other.total).to.equal(0);
   });
 
   it('gives demo-sandbox a smaller set', async () => {
