@@ -16,7 +16,8 @@ export type TenantTable =
   | 'customer_status_counts'
   | 'customer_search_words'
   | 'audit_log'
-  | 'auth_tokens';
+  | 'auth_tokens'
+  | 'schedules';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -31,6 +32,7 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'customer_status_counts',
   'audit_log',
   'auth_tokens',
+  'schedules',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

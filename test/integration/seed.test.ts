@@ -33,7 +33,7 @@ const count = async (q: Knex.QueryBuilder) => Number((await q.count({ n: '*' }).
 
 describe('demo seed (db/seeds/demo.ts)', function () {
   this.timeout(60_000);
-  const now = new Date('2026-11-21T08:30:00Z');
+  const now = new Date(Math.floor(Date.now() / 60_000) * 60_000); // the seed is relative to it: any day works
   let knex: Knex;
   let result: Awaited<ReturnType<typeof seedDemo>>;
   let isp: { id: number; demo_mode: boolean };
@@ -158,6 +158,24 @@ describe('demo seed (db/seeds/demo.ts)', function () {
     expect(page.data.map((r) => r.after?.email).sort()).to.deep.equal(staff.map((l) => l.email).sort());
     const other = await listAuditLogs(new TenantScope(knex, sandbox.id), { page: 1, per_page: 50 }, 'Asia/Jakarta');
     expect(other.total).to.equal(0);
+  });
+
+  it('gives demo-isp technician schedules in every status, on the technician, around now', async () => {
+    const tech = await knex('users').where({ email: 'tech@demo-isp.test' }).first();
+    const rows = await knex('schedules').where({ tenant_id: isp.id });
+    expect(rows).to.have.length(12);
+    expect([...new Set(rows.map((r) => r.status))].sort()).to.deep.equal([
+      'cancelled',
+      'done',
+      'in_progress',
+      'scheduled',
+    ]);
+    expect(rows.every((r) => r.technician_id === tech.id && r.customer_id !== null)).to.equal(true);
+    const upcoming = rows.filter((r) => r.status === 'scheduled');
+    expect(upcoming.every((r) => r.scheduled_at > now)).to.equal(true);
+    expect(rows.filter((r) => r.status === 'done').every((r) => r.finished_at <= now)).to.equal(true);
+    expect(result.tenants[0].schedules.scheduled).to.equal(upcoming.length);
+    expect(result.tenants[1].schedules).to.deep.equal({ cancelled: 1, done: 2, in_progress: 1 });
   });
 
   it('gives demo-sandbox a smaller set', async () => {
