@@ -4,6 +4,7 @@ import { tokenRoutes } from './tokens/routes.js';
 import { externalRoutes } from './external/routes.js';
 import { ticketRoutes } from './tickets/routes.js';
 import { auditLogRoutes } from './audit-logs/routes.js';
+import { scheduleRoutes } from './schedules/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -15,4 +16,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...tokenRoutes,
   ...ticketRoutes,
   ...auditLogRoutes,
+  ...scheduleRoutes,
 ];

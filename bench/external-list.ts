@@ -82,7 +82,7 @@ function arg(args: string[], name: string, def: string): string {
   return i >= 0 && args[i + 1] ? args[i + 1] : def;
 }
 
-async function waitPort(port: number, ms = 30000): Promise<void> {
+async function waitPort(port: number, ms = 120000): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (await portOpen(port)) return;

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Model, ModelClass, QueryBuilder } from 'objection';
+import type { Model, ModelClass, ModelConstructor, PartialModelObject, QueryBuilderType } from 'objection';
 import { runStatement, statement, type RunOptions, type Statement } from './statement.js';
 import { nextNumber } from './numbering.js';
 
@@ -16,7 +16,8 @@ export type TenantTable =
   | 'customer_status_counts'
   | 'customer_search_words'
   | 'audit_log'
-  | 'auth_tokens';
+  | 'auth_tokens'
+  | 'schedules';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -31,6 +32,7 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'customer_status_counts',
   'audit_log',
   'auth_tokens',
+  'schedules',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */
@@ -94,12 +96,36 @@ export class TenantScope {
     return q.where(`${alias ?? table}.tenant_id`, this.tenantId);
   }
 
-  /** Objection query of a tenant-scoped model, filtered by tenant. */
-  query<M extends Model>(model: ModelClass<M>, trx?: Knex.Transaction): QueryBuilder<M, M[]> {
-    const tableName = (model as unknown as { tableName: string }).tableName;
-    return model
-      .query(trx ?? (this.knex as Knex))
-      .where(`${tableName}.tenant_id`, this.tenantId) as unknown as QueryBuilder<M, M[]>;
+  /**
+   * Objection query of a tenant-scoped model, filtered by tenant: the way CRUD reaches tenant rows
+   * (DESIGN.md §3). Raw SQL is kept for measured hot paths only (tenantStatement + run()).
+   * @param model a model of db/models whose table carries tenant_id
+   * @param opts `alias` names the table in the query ("c" for `customers as c`); `trx` runs it in a
+   *   transaction (default: this scope's knex, itself a transaction after withTransaction)
+   */
+  query<M extends Model>(
+    model: ModelConstructor<M>,
+    opts: { alias?: string; trx?: Knex.Transaction } = {},
+  ): QueryBuilderType<M> {
+    const mc = model as ModelClass<M>; // typed as a constructor so that M is inferred from the class
+    const q = mc.query(opts.trx ?? (this.knex as Knex));
+    if (opts.alias) q.alias(opts.alias);
+    return q.where(`${opts.alias ?? mc.tableName}.tenant_id`, this.tenantId);
+  }
+
+  /**
+   * Inserts one row of a tenant-scoped model with tenant_id forced to this tenant.
+   * @returns the inserted model instance (every column, RETURNING *)
+   */
+  async create<M extends Model>(
+    model: ModelConstructor<M>,
+    row: PartialModelObject<M>,
+    trx?: Knex.Transaction,
+  ): Promise<M> {
+    const mc = model as ModelClass<M>; // see query()
+    const q = mc.query(trx ?? (this.knex as Knex)).insert({ ...row, tenant_id: this.tenantId });
+    // insert() of one object resolves to one instance; returning('*') keeps that shape
+    return (await q.returning('*')) as unknown as M;
   }
 
   /** Inserts rows into a tenant table with tenant_id forced to this tenant; returns the inserted rows. */

@@ -1,4 +1,3 @@
-import type { Knex } from 'knex';
 import { AuditLog } from '../../db/models/index.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { envelope, iso } from '../shared/schemas.js';
@@ -27,8 +26,7 @@ export interface AuditEntry {
  * @throws the database error for an action name not of the form `module.verb` (check constraint)
  */
 export async function recordAudit(scope: TenantScope, entry: AuditEntry): Promise<number> {
-  const row = await AuditLog.query(scope.knex as Knex).insert({
-    tenant_id: scope.tenantId,
+  const row = await scope.create(AuditLog, {
     user_id: entry.userId,
     action: entry.action,
     subject_type: entry.subject?.type ?? null,
@@ -77,7 +75,7 @@ export function auditLogShape(r: AuditLog & { user?: { id: number; name: string;
  * @param timeZone the tenant's IANA zone (tenants.timezone), e.g. Asia/Jakarta
  */
 export async function listAuditLogs(scope: TenantScope, q: AuditLogQuery, timeZone: string) {
-  const base = scope.query<AuditLog>(AuditLog);
+  const base = scope.query(AuditLog);
   if (q.user_id !== undefined) base.where('audit_log.user_id', q.user_id);
   if (q.action !== undefined) {
     if (q.action.endsWith('.')) base.where('audit_log.action', 'like', `${q.action.replace(/[\\%_]/g, '\\$&')}%`);

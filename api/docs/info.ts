@@ -34,5 +34,6 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
   integrations: 'Integration token management (document 1): admin login token.',
   auth: 'Login, logout and the current user.',
   tickets: 'Admin ticket endpoints.',
+  schedules: 'Technician schedules (schedules.view / schedules.manage).',
   audit: "The tenant's audit log: money, provisioning, permission and file actions (settings.view).",
 };

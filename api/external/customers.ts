@@ -1,4 +1,5 @@
 import type { TenantScope } from '../../db/tenant-scope.js';
+import { Customer, Package } from '../../db/models/index.js';
 import { NotFound, ValidationFailed, type FieldErrors } from '../errors.js';
 import { MAC_REQUIRED_SERVICE_TYPES, normaliseMac } from '../customers/mac.js';
 import { ticketQuery, ticketShape } from '../tickets/service.js';
@@ -53,9 +54,9 @@ export interface CustomerInput {
   latitude?: number | null;
   longitude?: number | null;
   package_id?: number | null;
-  status?: string | null;
-  service_type?: string | null;
-  billing_cycle?: string | null;
+  status?: Customer['status'] | null;
+  service_type?: Customer['service_type'] | null;
+  billing_cycle?: Customer['billing_cycle'] | null;
   mac_address?: string | null;
 }
 
@@ -101,14 +102,14 @@ export async function createCustomer(scope: TenantScope, input: CustomerInput): 
   }
   return scope.knex.transaction(async (trx) => {
     const s = scope.withTransaction(trx);
-    if (input.package_id != null && !(await s.table('packages').where({ id: input.package_id }).first('id'))) {
+    if (input.package_id != null && !(await s.query(Package).findById(input.package_id).select('id'))) {
       errors.package_id = ['The selected package id is invalid.'];
     }
     if (Object.keys(errors).length) throw new ValidationFailed(errors);
     const code = customerCode(await s.nextNumber('customer', trx));
     const now = new Date();
-    const row = await s.insert(
-      'customers',
+    const row = await s.create(
+      Customer,
       {
         code,
         name: input.name.trim(),

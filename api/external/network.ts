@@ -1,4 +1,5 @@
 import type { TenantScope } from '../../db/tenant-scope.js';
+import { Olt } from '../../db/models/index.js';
 import { paginate, whereContains, type PageParams } from './query.js';
 import { OLT_COLUMNS, oltShape, ONU_COLUMNS, onuFrom, onuShape } from './shapes.js';
 
@@ -23,7 +24,7 @@ export interface OnuListQuery extends PageParams {
  * IP address, location, vendor or model). Newest first; exact total.
  */
 export async function listOlts(scope: TenantScope, query: OltListQuery) {
-  const q = scope.table('olts');
+  const q = scope.query(Olt);
   if (query.status) q.where('status', query.status);
   whereContains(q, ['name', 'ip_address', 'location', 'vendor', 'model'], query.search);
   return paginate(q, OLT_COLUMNS, ['created_at', 'id'], query, oltShape);

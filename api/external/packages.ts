@@ -1,4 +1,5 @@
 import type { TenantScope } from '../../db/tenant-scope.js';
+import { Package } from '../../db/models/index.js';
 import { flag, paginate, whereContains, type PageParams } from './query.js';
 import { PACKAGE_COLUMNS, packageShape } from './shapes.js';
 
@@ -15,7 +16,7 @@ export interface PackageListQuery extends PageParams {
  * Newest first; exact total.
  */
 export async function listPackages(scope: TenantScope, query: PackageListQuery) {
-  const q = scope.table('packages');
+  const q = scope.query(Package);
   const active = flag(query.is_active);
   if (active !== undefined) q.where('is_active', active);
   whereContains(q, ['name'], query.search);

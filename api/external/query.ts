@@ -1,36 +1,9 @@
-import type { Knex } from 'knex';
-import { envelope } from '../shared/schemas.js';
-
 /**
  * Query helpers shared by the External v1 lists (document 1 "Common list query parameters";
  * DESIGN.md §4): page/per_page, newest-first order with id tie-breaker, safe text search.
  */
 
-/** Validated paging parameters (page >= 1, per_page 1..100, defaults applied by the schema). */
-export interface PageParams {
-  page: number;
-  per_page: number;
-}
-
-/**
- * `%term%` for ILIKE with the user's `%`, `_` and `\` escaped (PostgreSQL's default LIKE escape
- * character is the backslash), so a search is always a literal substring match.
- */
-export function ilikeContains(term: string): string {
-  return `%${term.replace(/[\\%_]/g, '\\$&')}%`;
-}
-
-/**
- * Adds `(col1 ILIKE %term% OR col2 ILIKE %term% ...)` to a query when `term` is non-blank.
- * @param columns qualified column names (identifiers, never user input)
- */
-export function whereContains(q: Knex.QueryBuilder, columns: string[], term: unknown): Knex.QueryBuilder {
-  if (typeof term !== 'string' || !term.trim()) return q;
-  const pattern = ilikeContains(term.trim());
-  return q.where((w) => {
-    for (const c of columns) w.orWhere(c, 'ilike', pattern);
-  });
-}
+export { ilikeContains, paginate, whereContains, type PageParams } from '../shared/list.js';
 
 /** Characters with a meaning in tsquery syntax; removed from user terms. */
 const TSQUERY_SPECIAL = /[&|!():*<>'\\]/g;
@@ -145,41 +118,6 @@ export async function expandSearch(
     });
   }
   return out;
-}
-
-/**
- * Runs a filtered list query as a page plus its exact total (two queries in parallel).
- * @param filtered the query with its FROM, joins and WHERE (no select, no order)
- * @param columns the select list of the page
- * @param order column pairs, newest first then id (e.g. ['i.created_at', 'i.id'])
- * @param map row -> read shape
- * @returns the list envelope of DESIGN.md §4
- */
-export async function paginate<T>(
-  filtered: Knex.QueryBuilder,
-  columns: (string | Knex.Raw)[],
-  order: [string, string],
-  p: PageParams,
-  map: (row: Record<string, any>) => T,
-) {
-  const [rows, countRow] = await Promise.all([
-    filtered
-      .clone()
-      .select(columns)
-      .orderBy([
-        { column: order[0], order: 'desc' },
-        { column: order[1], order: 'desc' },
-      ])
-      .limit(p.per_page)
-      .offset((p.page - 1) * p.per_page),
-    filtered.clone().count({ n: '*' }).first(),
-  ]);
-  return envelope(
-    (rows as Record<string, any>[]).map(map),
-    p.page,
-    p.per_page,
-    Number((countRow as { n: number } | undefined)?.n ?? 0),
-  );
 }
 
 /** Query flag `true|false|1|0` (already validated) -> boolean, or undefined when absent. */

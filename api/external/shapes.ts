@@ -1,4 +1,5 @@
 import type { TenantScope } from '../../db/tenant-scope.js';
+import { Customer, Invoice, Onu } from '../../db/models/index.js';
 import { iso } from '../shared/schemas.js';
 
 /**
@@ -57,7 +58,7 @@ export const CUSTOMER_ONU_JOIN = `LEFT JOIN LATERAL (
  */
 export function customerSelect(scope: TenantScope) {
   return scope
-    .table('customers', 'c')
+    .query(Customer, { alias: 'c' })
     .leftJoin('packages as p', (j) => {
       j.on('p.id', 'c.package_id').andOn('p.tenant_id', 'c.tenant_id');
     })
@@ -120,7 +121,7 @@ export const INVOICE_COLUMNS = [
 
 /** Invoices `i` of the scope's tenant joined to their customer `ic` (same tenant); no select yet. */
 export function invoiceFrom(scope: TenantScope) {
-  return scope.table('invoices', 'i').leftJoin('customers as ic', (j) => {
+  return scope.query(Invoice, { alias: 'i' }).leftJoin('customers as ic', (j) => {
     j.on('ic.id', 'i.customer_id').andOn('ic.tenant_id', 'i.tenant_id');
   });
 }
@@ -232,7 +233,7 @@ export const ONU_COLUMNS = [
 /** ONUs `n` of the scope's tenant joined to their customer `nc` and OLT `nl` (same tenant); no select yet. */
 export function onuFrom(scope: TenantScope) {
   return scope
-    .table('onus', 'n')
+    .query(Onu, { alias: 'n' })
     .leftJoin('customers as nc', (j) => {
       j.on('nc.id', 'n.customer_id').andOn('nc.tenant_id', 'n.tenant_id');
     })

@@ -26,7 +26,7 @@ export async function listTickets(scope: TenantScope, query: TicketListQuery) {
   if (query.priority) q.where('t.priority', query.priority);
   if (query.customer_id) q.where('t.customer_id', query.customer_id);
   whereContains(q, ['t.ticket_number', 't.type', 't.external_id', 't.contact_name', 'c.name'], query.search);
-  const [rows, count] = await Promise.all([
+  const [rows, [count]] = await Promise.all([
     q
       .clone()
       .orderBy([
@@ -35,14 +35,9 @@ export async function listTickets(scope: TenantScope, query: TicketListQuery) {
       ])
       .limit(query.per_page)
       .offset((query.page - 1) * query.per_page),
-    q.clone().clearSelect().count({ n: '*' }).first(),
+    q.clone().clearSelect().count('* as n').castTo<{ n: string }[]>(),
   ]);
-  return envelope(
-    rows.map(ticketShape),
-    query.page,
-    query.per_page,
-    Number((count as { n: number } | undefined)?.n ?? 0),
-  );
+  return envelope(rows.map(ticketShape), query.page, query.per_page, Number(count?.n ?? 0));
 }
 
 /**

@@ -1,4 +1,6 @@
+import type { PartialModelObject } from 'objection';
 import type { TenantScope } from '../../db/tenant-scope.js';
+import { Customer, Onu, Ticket } from '../../db/models/index.js';
 import { NotFound, ValidationFailed } from '../errors.js';
 import { iso } from '../shared/schemas.js';
 import { dueDates, type Priority } from './sla.js';
@@ -40,18 +42,18 @@ export async function createTicket(
   return scope.knex.transaction(async (trx) => {
     const s = scope.withTransaction(trx);
     const errors: Record<string, string[]> = {};
-    if (input.customer_id != null && !(await s.table('customers').where({ id: input.customer_id }).first('id'))) {
+    if (input.customer_id != null && !(await s.query(Customer).findById(input.customer_id).select('id'))) {
       errors.customer_id = ['The selected customer id is invalid.'];
     }
-    if (input.onu_id != null && !(await s.table('onus').where({ id: input.onu_id }).first('id'))) {
+    if (input.onu_id != null && !(await s.query(Onu).findById(input.onu_id).select('id'))) {
       errors.onu_id = ['The selected onu id is invalid.'];
     }
     if (Object.keys(errors).length) throw new ValidationFailed(errors);
     const priority = input.priority ?? 'medium';
     const now = new Date();
     const n = await s.nextNumber('ticket', trx);
-    const row = await s.insert(
-      'tickets',
+    const row = await s.create(
+      Ticket,
       {
         ticket_number: `TCK-${String(n).padStart(6, '0')}`,
         source,
@@ -89,7 +91,7 @@ export async function changeStatus(
 ): Promise<void> {
   await scope.knex.transaction(async (trx) => {
     const s = scope.withTransaction(trx);
-    const t = await s.table('tickets').where({ id }).forUpdate().first('id', 'status', 'resolved_at', 'responded_at');
+    const t = await s.query(Ticket).findById(id).forUpdate().select('id', 'status', 'resolved_at', 'responded_at');
     if (!t) throw new NotFound('Ticket');
     const finished = t.status === 'resolved' || t.status === 'closed';
     const reopening = finished && (status === 'open' || status === 'inprogress');
@@ -99,7 +101,7 @@ export async function changeStatus(
       });
     }
     const now = new Date();
-    const patch: Record<string, unknown> = { status, updated_at: now };
+    const patch: PartialModelObject<Ticket> = { status, updated_at: now };
     if (status === 'inprogress' && !t.responded_at) patch.responded_at = now;
     if (status === 'resolved') patch.resolved_at = now;
     if (status === 'closed') {
@@ -110,7 +112,7 @@ export async function changeStatus(
       patch.resolved_at = null;
       patch.closed_at = null;
     }
-    await s.table('tickets').where({ id }).update(patch);
+    await s.query(Ticket).findById(id).patch(patch);
   });
 }
 
@@ -127,9 +129,13 @@ export async function ticketById(scope: TenantScope, id: number) {
 /** The select behind every ticket read (lists and detail). */
 export function ticketQuery(scope: TenantScope) {
   return scope
-    .table('tickets', 't')
-    .leftJoin('customers as c', 'c.id', 't.customer_id')
-    .leftJoin('onus as o', 'o.id', 't.onu_id')
+    .query(Ticket, { alias: 't' })
+    .leftJoin('customers as c', (j) => {
+      j.on('c.id', 't.customer_id').andOn('c.tenant_id', 't.tenant_id');
+    })
+    .leftJoin('onus as o', (j) => {
+      j.on('o.id', 't.onu_id').andOn('o.tenant_id', 't.tenant_id');
+    })
     .leftJoin('users as u', 'u.id', 't.assigned_to')
     .select(
       't.*',

@@ -37,7 +37,7 @@ export function tokenInfo(t: TokenWithCreator) {
 /** The tenant's integration tokens that are not revoked, with their creator (AuthToken through the scope). */
 function activeTokens(scope: TenantScope) {
   return scope
-    .query<AuthToken>(AuthToken)
+    .query(AuthToken)
     .where('auth_tokens.type', 'integration')
     .whereNull('auth_tokens.revoked_at')
     .withGraphJoined('user(creator)')
@@ -110,7 +110,7 @@ export async function revokeIntegrationToken(
   if (!row) throw new NotFound('Token');
   await scope.knex.transaction(async (trx) => {
     const n = await scope
-      .query<AuthToken>(AuthToken, trx)
+      .query(AuthToken, { trx })
       .where({ id, type: 'integration' })
       .whereNull('revoked_at')
       .patch({ revoked_at: new Date(), updated_at: new Date() });

@@ -11,3 +11,4 @@ export { Ticket } from './ticket.js';
 export { Olt } from './olt.js';
 export { Onu } from './onu.js';
 export { AuditLog } from './audit-log.js';
+export { Schedule, type ScheduleStatus } from './schedule.js';

@@ -18,9 +18,15 @@ export class Ticket extends Model {
   priority!: 'high' | 'medium' | 'low';
   status!: 'open' | 'inprogress' | 'resolved' | 'closed';
   description!: string | null;
+  location_text!: string | null;
+  contact_name!: string | null;
+  contact_phone!: string | null;
   sla_breached!: boolean;
   response_due_at!: Date | null;
   resolution_due_at!: Date | null;
+  responded_at!: Date | null;
+  resolved_at!: Date | null;
+  closed_at!: Date | null;
   created_at!: Date;
   updated_at!: Date;
 

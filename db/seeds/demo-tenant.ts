@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { TenantScope } from '../tenant-scope.js';
+import { seedSchedules } from './demo-schedules.js';
 import { dueDates, type Priority } from '../../api/tickets/sla.js';
 import {
   DAY,
@@ -29,11 +30,13 @@ import {
 /** Size of a tenant's demo data set. */
 export type DemoSize = 'full' | 'small';
 
-const SIZES: Record<DemoSize, { customers: number; olts: number; ticketPriorities: Priority[]; extraTickets: number }> =
-  {
-    full: { customers: 50, olts: 2, ticketPriorities: ['high', 'medium', 'low'], extraTickets: 8 },
-    small: { customers: 12, olts: 1, ticketPriorities: ['high', 'low'], extraTickets: 0 },
-  };
+const SIZES: Record<
+  DemoSize,
+  { customers: number; olts: number; ticketPriorities: Priority[]; extraTickets: number; schedules: number }
+> = {
+  full: { customers: 50, olts: 2, ticketPriorities: ['high', 'medium', 'low'], extraTickets: 8, schedules: 12 },
+  small: { customers: 12, olts: 1, ticketPriorities: ['high', 'low'], extraTickets: 0, schedules: 4 },
+};
 
 /** Counts of what was written for a tenant. */
 export interface TenantSeedSummary {
@@ -48,6 +51,8 @@ export interface TenantSeedSummary {
   invoices: Record<string, number>;
   /** Tickets per status. */
   tickets: Record<string, number>;
+  /** Technician schedules per status. */
+  schedules: Record<string, number>;
 }
 
 /** FNV-1a of a string: the PRNG seed of a tenant, so each slug gets its own stable data. */
@@ -199,6 +204,7 @@ export async function seedTenantData(
     await seedInvoices(scope, rng, c, i, now);
   }
   await seedTickets(scope, rng, customers, { ...opts, settings: tenant.settings ?? {}, size });
+  await seedSchedules(scope, rng, { now, count: size.schedules, technicianId: opts.technicianId, createdBy: null });
   return summarize(knex, tenant);
 }
 
@@ -372,7 +378,7 @@ export async function summarize(
   const s = new TenantScope(knex, tenant.id);
   const count = async (t: 'packages' | 'customers' | 'olts' | 'onus') =>
     Number((await s.table(t).count({ n: '*' }).first())!.n);
-  const byStatus = async (t: 'invoices' | 'tickets') =>
+  const byStatus = async (t: 'invoices' | 'tickets' | 'schedules') =>
     Object.fromEntries(
       (
         (await s.table(t).select('status').count({ n: '*' }).groupBy('status').orderBy('status')) as {
@@ -391,5 +397,6 @@ export async function summarize(
     onus: await count('onus'),
     invoices: await byStatus('invoices'),
     tickets: await byStatus('tickets'),
+    schedules: await byStatus('schedules'),
   };
 }

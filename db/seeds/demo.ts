@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import { createPlatformAdmin, createTenant, createUser, ensureCatalog, findTenant } from '../../api/tenants/service.js';
+import { recordAudit } from '../../api/audit-logs/service.js';
+import { TenantScope } from '../tenant-scope.js';
 import { seedTenantData, summarize, type DemoSize, type TenantSeedSummary } from './demo-tenant.js';
 
 /**
@@ -107,6 +109,13 @@ export async function seedDemo(knex: Knex, opts: SeedOptions = {}): Promise<Seed
         name: STAFF_NAMES[login.email],
       });
       if (login.role === 'technician') technicianId = u.id;
+      // the staff accounts appear in the demo's audit log (GET /api/audit-logs) as the admin's work
+      await recordAudit(new TenantScope(trx, isp.tenant.id), {
+        userId: isp.admin.id,
+        action: 'users.created',
+        subject: { type: 'user', id: u.id },
+        after: { email: u.email, role: login.role },
+      });
     }
     const ispSummary = await seedTenantData(trx, { ...isp.tenant, settings: {} }, { size: 'full', now, technicianId });
     await mark(trx, isp.tenant.id, 'full', now);

@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { knexConfig, migrateLatest } from '../../db/knex.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../../db/seeds/demo.js';
 import { login } from '../../api/auth/service.js';
+import { listAuditLogs } from '../../api/audit-logs/service.js';
+import { TenantScope } from '../../db/tenant-scope.js';
 import { makeTenant } from '../helpers/fixtures.js';
 import { env, registerCleanup } from '../helpers/env.js';
 
@@ -31,7 +33,7 @@ const count = async (q: Knex.QueryBuilder) => Number((await q.count({ n: '*' }).
 
 describe('demo seed (db/seeds/demo.ts)', function () {
   this.timeout(60_000);
-  const now = new Date('2026-11-21T08:30:00Z');
+  const now = new Date(Math.floor(Date.now() / 60_000) * 60_000); // the seed is relative to it: any day works
   let knex: Knex;
   let result: Awaited<ReturnType<typeof seedDemo>>;
   let isp: { id: number; demo_mode: boolean };
@@ -141,6 +143,39 @@ describe('demo seed (db/seeds/demo.ts)', function () {
       expect(roles).to.deep.include({ email: l.email, name: l.role });
     const session = await login(knex, { email: 'tech@demo-isp.test', password: DEMO_PASSWORD });
     expect(session.user.roles).to.deep.equal(['technician']);
+  });
+
+  it("records the staff accounts in demo-isp's audit log, done by its Super Admin", async () => {
+    const admin = await knex('users').where({ email: 'admin@demo-isp.test' }).first();
+    const page = await listAuditLogs(
+      new TenantScope(knex, isp.id),
+      { page: 1, per_page: 50, action: 'users.created' },
+      'Asia/Jakarta',
+    );
+    const staff = DEMO_LOGINS.filter((l) => l.tenant === 'demo-isp' && l.role !== 'Super Admin');
+    expect(page.total).to.equal(staff.length);
+    expect(page.data.map((r) => r.user?.id)).to.deep.equal(staff.map(() => admin.id));
+    expect(page.data.map((r) => r.after?.email).sort()).to.deep.equal(staff.map((l) => l.email).sort());
+    const other = await listAuditLogs(new TenantScope(knex, sandbox.id), { page: 1, per_page: 50 }, 'Asia/Jakarta');
+    expect(other.total).to.equal(0);
+  });
+
+  it('gives demo-isp technician schedules in every status, on the technician, around now', async () => {
+    const tech = await knex('users').where({ email: 'tech@demo-isp.test' }).first();
+    const rows = await knex('schedules').where({ tenant_id: isp.id });
+    expect(rows).to.have.length(12);
+    expect([...new Set(rows.map((r) => r.status))].sort()).to.deep.equal([
+      'cancelled',
+      'done',
+      'in_progress',
+      'scheduled',
+    ]);
+    expect(rows.every((r) => r.technician_id === tech.id && r.customer_id !== null)).to.equal(true);
+    const upcoming = rows.filter((r) => r.status === 'scheduled');
+    expect(upcoming.every((r) => r.scheduled_at > now)).to.equal(true);
+    expect(rows.filter((r) => r.status === 'done').every((r) => r.finished_at <= now)).to.equal(true);
+    expect(result.tenants[0].schedules.scheduled).to.equal(upcoming.length);
+    expect(result.tenants[1].schedules).to.deep.equal({ cancelled: 1, done: 2, in_progress: 1 });
   });
 
   it('gives demo-sandbox a smaller set', async () => {
