@@ -17,7 +17,10 @@ export type TenantTable =
   | 'customer_search_words'
   | 'audit_log'
   | 'auth_tokens'
-  | 'schedules';
+  | 'schedules'
+  | 'ticket_comments'
+  | 'ticket_attachments'
+  | 'ticket_check_ins';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -33,6 +36,9 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'audit_log',
   'auth_tokens',
   'schedules',
+  'ticket_comments',
+  'ticket_attachments',
+  'ticket_check_ins',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

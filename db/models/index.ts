@@ -12,3 +12,6 @@ export { Olt } from './olt.js';
 export { Onu } from './onu.js';
 export { AuditLog } from './audit-log.js';
 export { Schedule, type ScheduleStatus } from './schedule.js';
+export { TicketComment, type TicketCommentKind } from './ticket-comment.js';
+export { TicketAttachment } from './ticket-attachment.js';
+export { TicketCheckIn } from './ticket-check-in.js';
