@@ -4,6 +4,7 @@ import type Koa from 'koa';
 import type { Logger } from '../lib/logger.js';
 import type { TenantScope } from '../db/tenant-scope.js';
 import type { Queues } from '../jobs/queues.js';
+import type { Storage } from '../lib/storage/index.js';
 
 /** What createApp needs; server.ts builds it, tests build their own. Nothing here connects at import. */
 export interface AppDeps {
@@ -12,6 +13,11 @@ export interface AppDeps {
   logger: Logger;
   /** Producer side of the job queues (enableOfflineQueue: false). */
   queues: Queues;
+  /**
+   * The file storage driver (lib/storage; DESIGN.md §10 "files"). server.ts always sets it; an app
+   * built without one answers its upload and download routes with 500 SERVER_ERROR.
+   */
+  storage?: Storage;
   config: {
     publicBaseUrl: string;
     /** Per-token rate limit of the external API (default 600 a minute). */

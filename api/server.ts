@@ -5,6 +5,7 @@ import { loadServerConfig } from '../lib/config.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { createKnex } from '../db/knex.js';
 import { createQueues } from '../jobs/queues.js';
+import { createStorage } from '../lib/storage/index.js';
 import { createApp } from './app.js';
 import { handleWebClientErrors } from './middleware/errors.js';
 
@@ -30,6 +31,7 @@ export async function startWeb(
     redis,
     logger,
     queues,
+    storage: createStorage(config.storage),
     config: {
       publicBaseUrl: config.publicBaseUrl,
       trustProxy: config.trustProxy,

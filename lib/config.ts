@@ -3,9 +3,11 @@
  * that reads process.env (issue 6 item 6); everything else receives a Config.
  * DESIGN.md §1: PORT, MAIL_PORT, PUBLIC_BASE_URL, MAIL_BASE_URL, DATABASE_URL, REDIS_URL, APP_KEY,
  * WORKER_QUEUES, LOG_LEVEL; plus EXTERNAL_RATE_LIMIT, MAIL_RATE_LIMIT, TRUST_PROXY, DATA_DIR,
- * MAIL_DEMO, MAIL_TLS_CA_FILE, SHUTDOWN_GRACE_MS (README "Configuration"). A malformed value stops
- * the process with a message naming it.
+ * MAIL_DEMO, MAIL_TLS_CA_FILE, SHUTDOWN_GRACE_MS, and the S3_* storage settings (README
+ * "Configuration"). A malformed value stops the process with a message naming it.
  */
+import path from 'node:path';
+import type { StorageConfig } from './storage/types.js';
 
 export interface Config {
   /** Web service port (default 3000). */
@@ -47,6 +49,12 @@ export interface Config {
   mailTlsCaFile?: string;
   /** How long a stopping process waits for in-flight requests and jobs, in ms (SHUTDOWN_GRACE_MS, default 25000). */
   shutdownGraceMs: number;
+  /**
+   * The file storage driver (DESIGN.md §10 "files"; lib/storage): S3 when S3_BUCKET is set (with
+   * S3_REGION, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, optional S3_ENDPOINT and S3_FORCE_PATH_STYLE),
+   * else local disk under `<DATA_DIR>/storage`.
+   */
+  storage: StorageConfig;
 }
 
 /** Thrown when an environment variable is malformed; the message names the variable. */
@@ -106,6 +114,30 @@ export function parseAppKey(raw: string): Buffer {
 }
 
 /**
+ * The storage driver's configuration: S3 when S3_BUCKET is set, else local disk under
+ * `<dataDir>/storage`.
+ * @throws ConfigError when S3_BUCKET is set without S3_ACCESS_KEY_ID or S3_SECRET_ACCESS_KEY, or a
+ *   value is malformed
+ */
+function storageConfig(env: NodeJS.ProcessEnv, dataDir: string): StorageConfig {
+  const bucket = env.S3_BUCKET?.trim();
+  if (!bucket) return { driver: 'local', root: path.join(dataDir, 'storage') };
+  for (const name of ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY']) {
+    if (!env[name]) throw new ConfigError(`${name} is required when S3_BUCKET is set`);
+  }
+  const endpoint = url(env, 'S3_ENDPOINT', ['http:', 'https:']);
+  return {
+    driver: 's3',
+    bucket,
+    region: env.S3_REGION || 'us-east-1',
+    ...(endpoint ? { endpoint } : {}),
+    accessKeyId: env.S3_ACCESS_KEY_ID!,
+    secretAccessKey: env.S3_SECRET_ACCESS_KEY!,
+    forcePathStyle: flag(env, 'S3_FORCE_PATH_STYLE', false),
+  };
+}
+
+/**
  * Reads and validates the configuration.
  * @param env defaults to process.env
  * @throws ConfigError naming the first malformed variable
@@ -114,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const p = port(env, 'PORT', 3000);
   const mp = port(env, 'MAIL_PORT', 3001);
   const logLevel = env.LOG_LEVEL || 'info';
+  const dataDir = env.DATA_DIR || '.data';
   if (!LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LEVELS.join(', ')}`);
   return {
     port: p,
@@ -133,10 +166,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     externalRateLimit: positiveInt(env, 'EXTERNAL_RATE_LIMIT', 600),
     mailRateLimit: positiveInt(env, 'MAIL_RATE_LIMIT', 120),
     trustProxy: flag(env, 'TRUST_PROXY', false),
-    dataDir: env.DATA_DIR || '.data',
+    dataDir,
     mailDemo: flag(env, 'MAIL_DEMO', true),
     mailTlsCaFile: env.MAIL_TLS_CA_FILE || undefined,
     shutdownGraceMs: positiveInt(env, 'SHUTDOWN_GRACE_MS', 25_000),
+    storage: storageConfig(env, dataDir),
   };
 }
 

@@ -56,7 +56,7 @@ export interface OpenApiOperation {
     description?: string;
     schema: unknown;
   }[];
-  requestBody?: { required: boolean; content: { 'application/json': { schema: unknown } } };
+  requestBody?: { required: boolean; content: Record<string, { schema: unknown }> };
   responses: Record<
     string,
     { description: string; headers: Record<string, unknown>; content?: Record<string, { schema: unknown }> }
@@ -147,7 +147,8 @@ function describe(s: Schema): { schema: Schema; description?: string } {
  * Builds the OpenAPI 3.1 document of a route table. Order of paths and tags follows the table.
  * Per route: path (Koa -> template), operationId (method + path), summary, description, tag,
  * security (by auth), parameters (path from `params` plus any path name it lacks; query from
- * `query`; the Idempotency-Key header when idempotent), requestBody (application/json from `body`),
+ * `query`; the Idempotency-Key header when idempotent), requestBody (application/json from `body`,
+ * multipart/form-data from `upload`),
  * responses (the route's own, then the common errors of options.commonErrors, with the error body
  * schema and the rate-limit headers on rate-limited routes).
  * @param routes the route table (e.g. api/routes.ts webRoutes)
@@ -271,15 +272,21 @@ export function buildOpenApi(
       responses[String(status)] = {
         description: own?.description ?? base!.description,
         headers: Object.fromEntries(refs.map((n) => [n, { $ref: `#/components/headers/${n}` }])),
-        ...(schema
+        ...(own?.media
           ? {
-              content: {
-                'application/json': {
-                  schema: schema === errorSchema ? { $ref: '#/components/schemas/Error' } : toOpenApiSchema(schema),
-                },
-              },
+              content: Object.fromEntries(
+                Object.entries(own.media).map(([type, m]) => [type, { schema: toOpenApiSchema(m) }]),
+              ),
             }
-          : {}),
+          : schema
+            ? {
+                content: {
+                  'application/json': {
+                    schema: schema === errorSchema ? { $ref: '#/components/schemas/Error' } : toOpenApiSchema(schema),
+                  },
+                },
+              }
+            : {}),
       };
     }
 
@@ -298,7 +305,14 @@ export function buildOpenApi(
               content: { 'application/json': { schema: toOpenApiSchema(def.body) } },
             },
           }
-        : {}),
+        : def.upload
+          ? {
+              requestBody: {
+                required: true,
+                content: { 'multipart/form-data': { schema: toOpenApiSchema(def.upload) } },
+              },
+            }
+          : {}),
       responses,
     };
   }

@@ -7,6 +7,12 @@ import { bodyAjv, queryAjv, validate, type Schema } from './validation.js';
 export interface ResponseDef {
   description: string;
   schema?: Schema;
+  /**
+   * Media types of a response that is not JSON (a file download): type -> schema of the content,
+   * e.g. `{'image/png': {type: 'string', contentMediaType: 'image/png'}}`. Replaces the
+   * application/json content in the OpenAPI document.
+   */
+  media?: Record<string, Schema>;
 }
 
 /** HTTP methods of the route tables. */
@@ -45,6 +51,12 @@ export interface RouteDef<C = Koa.Context, P = Input, Q = Input, B = Input> {
   params?: Schema;
   query?: Schema;
   body?: Schema;
+  /**
+   * A multipart/form-data request body (file uploads), documented with this schema but neither
+   * parsed nor validated by the mount: the handler streams it (api/http/multipart.ts). Exclusive
+   * with `body`.
+   */
+  upload?: Schema;
   /** Per-caller rate limit applies (documented with X-RateLimit-* headers). */
   rateLimited?: boolean;
   /** Honours the Idempotency-Key header (POSTs that create). */

@@ -1,10 +1,12 @@
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createApp } from '../../api/app.js';
 import { handleWebClientErrors } from '../../api/middleware/errors.js';
 import { createLogger } from '../../lib/logger.js';
 import { createQueues, type Queues } from '../../jobs/queues.js';
+import { createStorage, type Storage } from '../../lib/storage/index.js';
 import type { AppDeps } from '../../api/context.js';
 import { env, registerCleanup } from './env.js';
 
@@ -29,6 +31,8 @@ export interface TestApp {
   url: string;
   logs: string[];
   queues: Queues;
+  /** The app's storage driver (local disk under the test run's directory unless one was given). */
+  storage: Storage;
   request(method: string, path: string, opts?: RequestOptions): Promise<TestResponse>;
 }
 
@@ -38,8 +42,12 @@ let counter = 0;
  * Starts the web app on an ephemeral port against the test database and Redis. Log lines are
  * captured in `logs` (tests check secrets never reach them).
  * @param config overrides of AppDeps.config (e.g. a small rate limit)
+ * @param deps.storage the storage driver (default: local disk under `<test dir>/storage`)
  */
-export async function startTestApp(config: Partial<AppDeps['config']> = {}): Promise<TestApp> {
+export async function startTestApp(
+  config: Partial<AppDeps['config']> = {},
+  deps: { storage?: Storage } = {},
+): Promise<TestApp> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -49,11 +57,13 @@ export async function startTestApp(config: Partial<AppDeps['config']> = {}): Pro
   });
   const logger = createLogger('info', sink as never);
   const queues = createQueues(env.redisUrl, { prefix: `{test-${process.pid}-${++counter}}` });
+  const storage = deps.storage ?? createStorage({ driver: 'local', root: path.join(env.dir, 'storage') });
   const { app } = createApp({
     knex: env.knex,
     redis: env.redis,
     logger,
     queues,
+    storage,
     config: { publicBaseUrl: 'http://127.0.0.1', rateLimit: { points: 100000, durationSeconds: 60 }, ...config },
   });
   const server = http.createServer(app.callback());
@@ -69,6 +79,7 @@ export async function startTestApp(config: Partial<AppDeps['config']> = {}): Pro
     url,
     logs,
     queues,
+    storage,
     async request(method, path, opts = {}) {
       const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
       if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
