@@ -1,7 +1,14 @@
 import type { TenantScope } from '../../db/tenant-scope.js';
-import { createTicket, ticketById, ticketQuery, ticketShape, type TicketInput } from '../tickets/service.js';
+import {
+  applyTicketFilters,
+  createTicket,
+  ticketById,
+  ticketQuery,
+  ticketShape,
+  type TicketInput,
+} from '../tickets/service.js';
 import { envelope } from '../shared/schemas.js';
-import { whereContains, type PageParams } from './query.js';
+import type { PageParams } from './query.js';
 
 /**
  * Tickets of the External v1 API (document 1: GET/POST /api/external/v1/tickets,
@@ -21,11 +28,7 @@ export interface TicketListQuery extends PageParams {
  * ticket number, type, external id, contact name or customer name). Newest first; exact total.
  */
 export async function listTickets(scope: TenantScope, query: TicketListQuery) {
-  const q = ticketQuery(scope);
-  if (query.status) q.where('t.status', query.status);
-  if (query.priority) q.where('t.priority', query.priority);
-  if (query.customer_id) q.where('t.customer_id', query.customer_id);
-  whereContains(q, ['t.ticket_number', 't.type', 't.external_id', 't.contact_name', 'c.name'], query.search);
+  const q = applyTicketFilters(ticketQuery(scope), query);
   const [rows, [count]] = await Promise.all([
     q
       .clone()

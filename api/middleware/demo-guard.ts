@@ -13,6 +13,8 @@ export const DEMO_BLOCKED_ACTIONS = [
   'external.tickets.create',
   // issue 2: ticket status changes notify customers
   'tickets.status.update',
+  // issue 8: ticket attachments write files into storage, outside the database (docs/decisions.md)
+  'tickets.attachment.upload',
   // DESIGN §10: real external systems
   'wabot.send',
   'email.send',
