@@ -265,7 +265,9 @@ export function attachmentName(clientName: string | null, mime: string): string 
   const exts = EXTENSIONS[mime] ?? ['bin'];
   const base = path.posix
     .basename((clientName ?? '').replace(/\\/g, '/'))
-    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .split('')
+    .filter((ch) => ch > '\u001f' && ch !== '\u007f')
+    .join('')
     .trim()
     .slice(0, 200);
   if (!base || base === '.' || base === '..') return `attachment.${exts[0]}`;

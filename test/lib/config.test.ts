@@ -115,4 +115,25 @@ describe('lib/config: environment validation', () => {
     }
     expect(configError(() => loadServerConfig({ ...SERVER_ENV, PORT: 'x' })).message).to.match(/^PORT /);
   });
+
+  it('storage: local disk under DATA_DIR/storage by default, S3 when S3_BUCKET is set (keys required)', () => {
+    expect(loadConfig({}).storage).to.deep.equal({ driver: 'local', root: '.data/storage' });
+    expect(loadConfig({ DATA_DIR: '/srv/isp' }).storage).to.deep.equal({ driver: 'local', root: '/srv/isp/storage' });
+    const s3 = { S3_BUCKET: 'files', S3_ACCESS_KEY_ID: 'AKIDEXAMPLE', S3_SECRET_ACCESS_KEY: 'not-a-real-secret' };
+    expect(loadConfig(s3).storage).to.deep.equal({
+      driver: 's3',
+      bucket: 'files',
+      region: 'us-east-1',
+      accessKeyId: 'AKIDEXAMPLE',
+      secretAccessKey: 'not-a-real-secret',
+      forcePathStyle: false,
+    });
+    expect(
+      loadConfig({ ...s3, S3_REGION: 'ap-southeast-3', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_FORCE_PATH_STYLE: '1' })
+        .storage,
+    ).to.deep.include({ region: 'ap-southeast-3', endpoint: 'http://127.0.0.1:9000', forcePathStyle: true });
+    const missing = configError(() => loadConfig({ ...s3, S3_SECRET_ACCESS_KEY: '' }));
+    expect(missing.message).to.equal('S3_SECRET_ACCESS_KEY is required when S3_BUCKET is set');
+    expect(configError(() => loadConfig({ ...s3, S3_ENDPOINT: 'ftp://x' })).message).to.match(/^S3_ENDPOINT /);
+  });
 });
