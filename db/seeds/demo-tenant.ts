@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { TenantScope } from '../tenant-scope.js';
 import { seedSchedules } from './demo-schedules.js';
+import { seedTicketWork } from './demo-ticket-work.js';
 import { dueDates, type Priority } from '../../api/tickets/sla.js';
 import {
   DAY,
@@ -53,6 +54,8 @@ export interface TenantSeedSummary {
   tickets: Record<string, number>;
   /** Technician schedules per status. */
   schedules: Record<string, number>;
+  /** Entries of the tickets' work record (issue 8 item 6): comments, notes, check-ins, attachments. */
+  ticket_work: { comments: number; notes: number; check_ins: number; attachments: number };
 }
 
 /** FNV-1a of a string: the PRNG seed of a tenant, so each slug gets its own stable data. */
@@ -205,6 +208,7 @@ export async function seedTenantData(
   }
   await seedTickets(scope, rng, customers, { ...opts, settings: tenant.settings ?? {}, size });
   await seedSchedules(scope, rng, { now, count: size.schedules, technicianId: opts.technicianId, createdBy: null });
+  await seedTicketWork(scope, rng, { now, technicianId: opts.technicianId });
   return summarize(knex, tenant);
 }
 
@@ -387,6 +391,16 @@ export async function summarize(
         }[]
       ).map((r) => [r.status, Number(r.n)]),
     );
+  const entries = async (t: 'ticket_check_ins' | 'ticket_attachments') =>
+    Number((await s.table(t).count({ n: '*' }).first())!.n);
+  const kinds = Object.fromEntries(
+    (
+      (await s.table('ticket_comments').select('kind').count({ n: '*' }).groupBy('kind')) as {
+        kind: string;
+        n: string;
+      }[]
+    ).map((r) => [r.kind, Number(r.n)]),
+  );
   return {
     id: tenant.id,
     slug: tenant.slug,
@@ -398,5 +412,11 @@ export async function summarize(
     invoices: await byStatus('invoices'),
     tickets: await byStatus('tickets'),
     schedules: await byStatus('schedules'),
+    ticket_work: {
+      comments: kinds.comment ?? 0,
+      notes: kinds.note ?? 0,
+      check_ins: await entries('ticket_check_ins'),
+      attachments: await entries('ticket_attachments'),
+    },
   };
 }

@@ -178,6 +178,42 @@ describe('demo seed (db/seeds/demo.ts)', function () {
     expect(result.tenants[1].schedules).to.deep.equal({ cancelled: 1, done: 2, in_progress: 1 });
   });
 
+  it('documents the demo tickets: finished ones fully, half of those in progress, one open one', async () => {
+    const tickets = await knex('tickets').where({ tenant_id: isp.id }).orderBy('id');
+    const work = async (table: string, id: number) => count(knex(table).where({ tenant_id: isp.id, ticket_id: id }));
+    const documented = async (id: number) =>
+      (await work('ticket_comments', id)) +
+        (await work('ticket_check_ins', id)) +
+        (await work('ticket_attachments', id)) >
+      0;
+    for (const t of tickets.filter((x) => x.status === 'resolved' || x.status === 'closed')) {
+      expect(await documented(t.id), t.ticket_number).to.equal(true);
+      expect(await work('ticket_check_ins', t.id), t.ticket_number).to.equal(1);
+    }
+    const inProgress = await Promise.all(tickets.filter((x) => x.status === 'inprogress').map((t) => documented(t.id)));
+    expect(inProgress).to.include(true).and.to.include(false);
+    const open = await Promise.all(tickets.filter((x) => x.status === 'open').map((t) => documented(t.id)));
+    expect(open.filter(Boolean)).to.have.length(1);
+    const tech = await knex('users').where({ email: 'tech@demo-isp.test' }).first();
+    const checkIns = await knex('ticket_check_ins').where({ tenant_id: isp.id });
+    expect(checkIns.every((c) => c.user_id === tech.id && c.accuracy >= 4 && c.accuracy <= 25)).to.equal(true);
+    expect(checkIns.every((c) => c.created_at <= now)).to.equal(true);
+    const notes = await knex('ticket_comments').where({ tenant_id: isp.id, kind: 'note' });
+    expect(notes.every((n) => n.user_id === tech.id && n.body.length > 10)).to.equal(true);
+    expect(result.tenants[0].ticket_work).to.deep.include({
+      notes: notes.length,
+      check_ins: checkIns.length,
+      attachments: 0,
+    });
+    const sb = result.tenants[1].ticket_work;
+    expect(sb.check_ins).to.be.greaterThan(0).and.lessThan(checkIns.length);
+    const sbAuthors = await knex('ticket_comments')
+      .where({ tenant_id: sandbox.id })
+      .distinct('user_id')
+      .pluck('user_id');
+    expect(sbAuthors.every((id) => id !== null)).to.equal(true);
+  });
+
   it('gives demo-sandbox a smaller set', async () => {
     const sb = result.tenants[1];
     expect(sb.customers).to.equal(12);
