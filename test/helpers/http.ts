@@ -47,7 +47,7 @@ export async function startTestApp(config: Partial<AppDeps['config']> = {}): Pro
       cb();
     },
   });
-  const logger = createLogger('info', sink as never);
+  const logger = createLogger('info', sink);
   const queues = createQueues(env.redisUrl, { prefix: `{test-${process.pid}-${++counter}}` });
   const { app } = createApp({
     knex: env.knex,
