@@ -116,7 +116,8 @@ export const COMMANDS: Record<string, Command> = {
       return { ...r, ...(logins ? { logins } : {}) };
     },
   },
-  ...MAIL_COMMANDS, // issue 3 §6: mail:operator:create, mail:domain:add, mail:mailbox:add, mail:key:create, mail:key:revoke
+  // issue 3 §6: mail:operator:create, mail:domain:add, mail:mailbox:add, mail:key:create, mail:key:revoke
+  ...MAIL_COMMANDS,
 };
 
 /** Usage text (stdout for `help`). */

@@ -157,7 +157,8 @@ export interface DomainFixture {
 
 /**
  * Inserts a mail domain.
- * @param o.imap/smtp servers (default unreachable placeholders), o.panel a cPanel config (password sealed like the dashboard does)
+ * @param o.imap/smtp servers (default unreachable placeholders), o.panel a cPanel config (password sealed like the
+ *   dashboard does)
  */
 export async function makeDomain(
   o: {
