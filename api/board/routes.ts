@@ -111,6 +111,7 @@ function boardAuth(s: BoardSession): NonNullable<AppState['auth']> {
 function safeNext(raw: unknown): string {
   if (typeof raw !== 'string' || raw.length > 500) return BOARD_PATH;
   if (raw !== BOARD_PATH && !raw.startsWith(`${BOARD_PATH}/`)) return BOARD_PATH;
+  // eslint-disable-next-line no-control-regex -- matches control characters to refuse them in a redirect target
   if (raw.includes('//') || raw.includes('\\') || raw.includes('..') || /[\s\u0000-\u001f]/.test(raw))
     return BOARD_PATH;
   return raw;

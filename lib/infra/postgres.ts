@@ -326,6 +326,7 @@ export async function postgresBinaries(opts: { copy: boolean; cacheDir?: string 
       throw new Error(
         `cannot put the PostgreSQL binaries into ${target} (${(e as Error).message}); ` +
           'remove that directory if it is left over from an interrupted copy',
+        { cause: e },
       );
     }
   }

@@ -138,7 +138,7 @@ export async function startMailTestApp(opts: {
       }
       const res = await fetch(url + path, { method, headers, body, redirect: 'manual' });
       const text = await res.text();
-      let parsed: any = null;
+      let parsed: any;
       try {
         parsed = text ? JSON.parse(text) : null;
       } catch {

@@ -112,7 +112,7 @@ async function start(knex: Knex = env.knex) {
       redirect: 'manual',
     });
     const text = await res.text();
-    let body: any = null;
+    let body: any;
     try {
       body = JSON.parse(text);
     } catch {
