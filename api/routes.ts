@@ -7,6 +7,7 @@ import { auditLogRoutes } from './audit-logs/routes.js';
 import { scheduleRoutes } from './schedules/routes.js';
 import { userRoutes } from './users/routes.js';
 import { roleRoutes } from './roles/routes.js';
+import { settingsRoutes } from './settings/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -21,4 +22,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...scheduleRoutes,
   ...userRoutes,
   ...roleRoutes,
+  ...settingsRoutes,
 ];

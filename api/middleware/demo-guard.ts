@@ -19,6 +19,7 @@ export const DEMO_BLOCKED_ACTIONS = [
   'roles.create',
   'roles.update',
   'roles.delete',
+  'settings.modules.update',
   // DESIGN §10: real external systems
   'wabot.send',
   'email.send',
