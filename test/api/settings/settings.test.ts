@@ -131,7 +131,7 @@ describe('/api/settings', () => {
     expect(t.resolution_due_at.getTime() - t.created_at.getTime()).to.equal(120 * 60_000);
   });
 
-  it('module switches: GET for settings.view; PUT by an Administrator 403, by the Super Admin 200, then module_disabled', async () => {
+  it('modules: PUT by an Administrator 403, by the Super Admin 200, then module_disabled', async () => {
     const f = await makeTenant();
     const other = await makeTenant();
     const basics = await seedBasics(f);

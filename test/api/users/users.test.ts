@@ -150,7 +150,7 @@ describe('/api/users', () => {
     expect(Object.keys(bad.body.errors)).to.include.members(['is_active', 'per_page']);
   });
 
-  it('changes the fields given with PUT (password write-only), audited; a foreign id is 404 and unchanged', async () => {
+  it('PUT changes the fields given (password write-only), audited; a foreign id is 404, unchanged', async () => {
     const u = (await post({ name: 'Old', email: email(), password: PASSWORD, roles: ['staff'] })).body.data;
     const e = email('new');
     const res = await put(u.id, {
@@ -267,7 +267,7 @@ describe('/api/users', () => {
     expect(now.body.data.roles.map((r: { name: string }) => r.name)).to.deep.equal(['Administrator']);
   });
 
-  it('deactivation revokes the sessions at once (401), login is refused, reactivation lets the user in again', async () => {
+  it('deactivation revokes the sessions at once (401) and refuses login; reactivation lets in', async () => {
     const e = email('leaver');
     const u = (await post({ name: 'Leaver', email: e, password: PASSWORD, roles: ['technician'] })).body.data;
     const t1 = (await login(env.knex, { email: e, password: PASSWORD })).token;
