@@ -267,6 +267,28 @@ describe('/api/users', () => {
     expect(now.body.data.roles.map((r: { name: string }) => r.name)).to.deep.equal(['Administrator']);
   });
 
+  it('two Super Admins deactivating each other at once: exactly one deactivation lands', async () => {
+    const f = await makeTenant();
+    const e = email('sa2');
+    const sa2 = (
+      await app.request('POST', '/api/users', {
+        token: f.adminToken,
+        body: { name: 'SA2', email: e, password: PASSWORD, roles: ['Super Admin'] },
+      })
+    ).body.data;
+    const sa2Token = (await login(env.knex, { email: e, password: PASSWORD })).token;
+    const [r1, r2] = await Promise.all([
+      app.request('PUT', `/api/users/${sa2.id}`, { token: f.adminToken, body: { is_active: false } }),
+      app.request('PUT', `/api/users/${f.admin.id}`, { token: sa2Token, body: { is_active: false } }),
+    ]);
+    const statuses = [r1.status, r2.status].sort();
+    expect(statuses[0]).to.equal(200);
+    // the loser either waited for the lock (422: it would remove the last one) or its session was already gone (401)
+    expect([401, 422]).to.include(statuses[1]);
+    const active = await env.knex('users').whereIn('id', [f.admin.id, sa2.id]).where({ is_active: true });
+    expect(active).to.have.length(1);
+  });
+
   it('deactivation revokes the sessions at once (401) and refuses login; reactivation lets in', async () => {
     const e = email('leaver');
     const u = (await post({ name: 'Leaver', email: e, password: PASSWORD, roles: ['technician'] })).body.data;
