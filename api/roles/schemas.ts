@@ -1,15 +1,21 @@
-import type { Schema } from '../http/validation.js';
+import { singleLine, type Schema } from '../http/validation.js';
 import { listEnvelope, pageQuery } from '../shared/schemas.js';
 import { PERMISSIONS } from '../tenants/catalog.js';
 
 const permissionList: Schema = {
   type: 'array',
   maxItems: PERMISSIONS.length,
-  items: { type: 'string', maxLength: 100 },
+  items: { type: 'string', maxLength: 100, ...singleLine },
   description: `Permission identifiers of the catalogue: ${PERMISSIONS.join(', ')}.`,
 };
 
-const name: Schema = { type: 'string', minLength: 1, maxLength: 100, description: 'Unique in the tenant.' };
+const name: Schema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 100,
+  ...singleLine,
+  description: 'Unique in the tenant (any case), not a built-in name.',
+};
 
 /** POST /api/roles body: name and permissions required. */
 export const roleCreateBody: Schema = {
@@ -27,7 +33,7 @@ export const roleUpdateBody: Schema = {
 };
 
 /** GET /api/roles query: page, per_page (20), search (name). */
-export const roleListQuery: Schema = pageQuery(20, { search: { type: 'string', maxLength: 100 } });
+export const roleListQuery: Schema = pageQuery(20, { search: { type: 'string', maxLength: 100, ...singleLine } });
 
 /** A role as the API answers it. */
 export const roleRead: Schema = {

@@ -1,4 +1,4 @@
-import type { Schema } from '../http/validation.js';
+import { singleLine, type Schema } from '../http/validation.js';
 import { MODULES } from '../tenants/catalog.js';
 
 const MINUTES_PER_YEAR = 525_600;
@@ -26,7 +26,13 @@ export const settingsUpdateBody: Schema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Asia/Jakarta.' },
+    timezone: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      ...singleLine,
+      description: 'IANA time zone, e.g. Asia/Jakarta.',
+    },
     currency: { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, e.g. IDR.' },
     invoice_due_days: {
       type: 'integer',
@@ -77,12 +83,13 @@ const switches: Record<string, Schema> = Object.fromEntries(MODULES.map((m) => [
 
 /**
  * PUT /api/settings/modules body: `{<module>: true|false}` for the modules to switch; the others
- * keep their state. Unknown names are refused by the service (422 naming them), not dropped.
+ * keep their state. An unknown name is a 422 naming it.
  */
 export const modulesUpdateBody: Schema = {
   type: 'object',
+  minProperties: 1,
+  additionalProperties: false,
   properties: switches,
-  additionalProperties: { type: 'boolean' },
 };
 
 /** `{data: {<module>: boolean}}`, every module of the catalogue. */

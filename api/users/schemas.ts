@@ -1,11 +1,11 @@
-import type { Schema } from '../http/validation.js';
+import { singleLine, type Schema } from '../http/validation.js';
 import { listEnvelope, pageQuery } from '../shared/schemas.js';
 
 /** E.164: a plus, a country code not starting with 0, 8 to 15 digits in all. */
 export const E164 = '^\\+[1-9][0-9]{7,14}$';
 
 const fields: Record<string, Schema> = {
-  name: { type: 'string', minLength: 1, maxLength: 190 },
+  name: { type: 'string', minLength: 1, maxLength: 190, ...singleLine },
   email: { type: 'string', format: 'email', maxLength: 190, description: 'Unique across the platform (login).' },
   password: {
     type: 'string',
@@ -25,7 +25,14 @@ const fields: Record<string, Schema> = {
     type: 'array',
     minItems: 1,
     maxItems: 20,
-    items: { type: ['integer', 'string'], minimum: 1, maximum: 2147483647, minLength: 1, maxLength: 100 },
+    items: {
+      type: ['integer', 'string'],
+      minimum: 1,
+      maximum: 2147483647,
+      minLength: 1,
+      maxLength: 100,
+      ...singleLine,
+    },
     description: "Role ids or names: built-in roles or the tenant's custom roles.",
   },
   is_active: {
@@ -47,8 +54,13 @@ export const userUpdateBody: Schema = { type: 'object', additionalProperties: fa
 
 /** GET /api/users query: page, per_page (20), search, role (id or name), is_active. */
 export const userListQuery: Schema = pageQuery(20, {
-  search: { type: 'string', maxLength: 190, description: 'Case-insensitive substring of name, e-mail or phone.' },
-  role: { type: 'string', maxLength: 100, description: 'A role id (digits) or a role name.' },
+  search: {
+    type: 'string',
+    maxLength: 190,
+    ...singleLine,
+    description: 'Case-insensitive substring of name, e-mail or phone.',
+  },
+  role: { type: 'string', maxLength: 100, ...singleLine, description: 'A role id (digits) or a role name.' },
   is_active: { type: 'boolean' },
 });
 

@@ -102,6 +102,8 @@ describe('/api/settings', () => {
       [{ ticket_reopen_enabled: 'no' }, 'ticket_reopen_enabled'],
       [{ sla: { high: { response_minutes: 0 } } }, 'sla.high.response_minutes'],
       [{ sla: { low: { response_minutes: 5000 } } }, 'sla.low.response_minutes'],
+      [{ sla: { urgent: { response_minutes: 5 } } }, 'sla.urgent'],
+      [{ language: 'id' }, 'language'],
     ];
     for (const [body, field] of cases) {
       const res = await app.request('PUT', '/api/settings', { token: f.adminToken, body });
