@@ -20,7 +20,8 @@ export async function rolesAndPermissions(
     .select('r.name as role', knex.raw('r.tenant_id IS NULL AS builtin'), 'p.name as permission');
   const roles = [...new Set(rows.map((r) => r.role))].sort();
   let permissions = [...new Set(rows.map((r) => r.permission).filter((p): p is string => !!p))];
-  if (rows.some((r) => r.builtin && r.role === 'Super Admin')) permissions = (await knex('permissions').pluck('name')) as string[];
+  if (rows.some((r) => r.builtin && r.role === 'Super Admin'))
+    permissions = (await knex('permissions').pluck('name')) as string[];
   return { roles, permissions: permissions.sort() };
 }
 
