@@ -5,6 +5,9 @@ import { externalRoutes } from './external/routes.js';
 import { ticketRoutes } from './tickets/routes.js';
 import { auditLogRoutes } from './audit-logs/routes.js';
 import { scheduleRoutes } from './schedules/routes.js';
+import { userRoutes } from './users/routes.js';
+import { roleRoutes } from './roles/routes.js';
+import { settingsRoutes } from './settings/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -17,4 +20,7 @@ export const webRoutes: AnyWebRoute[] = [
   ...ticketRoutes,
   ...auditLogRoutes,
   ...scheduleRoutes,
+  ...userRoutes,
+  ...roleRoutes,
+  ...settingsRoutes,
 ];

@@ -130,7 +130,7 @@ export async function addOrUnavailable<D>(
   timeoutMs = ENQUEUE_TIMEOUT_MS,
 ): Promise<Job<D>> {
   let timer: NodeJS.Timeout | undefined;
-  const adding = queue.add(name, data as never, opts) as Promise<Job<D>>;
+  const adding = queue.add(name, data, opts) as Promise<Job<D>>;
   adding.catch(() => {
     /* a late failure of an abandoned add has nobody to report to */
   });

@@ -44,7 +44,10 @@ export const BOARD_CSP = "frame-ancestors 'none'";
  * The middleware serving the paths above; every other path goes to `next`.
  * @param opts.throttle login throttle (default: 5 failures per IP + e-mail per minute in deps.redis)
  */
-export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = {}): Koa.Middleware<AppState> {
+export function boardRoutes(
+  deps: AppDeps,
+  opts: { throttle?: LoginThrottle } = {},
+): Koa.Middleware<AppState, { deps: AppDeps }> {
   const throttle =
     opts.throttle ?? new LoginThrottle(deps.redis, { points: 5, durationSeconds: 60, keyPrefix: 'rl:board-login' });
   let board: Koa.Middleware | null = null;
@@ -57,7 +60,7 @@ export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = 
         serverAdapter,
         options: { uiConfig: { boardTitle: 'ISP queues', miscLinks: [{ text: 'Sign out', url: LOGOUT_PATH }] } },
       });
-      board = serverAdapter.registerPlugin() as unknown as Koa.Middleware;
+      board = serverAdapter.registerPlugin();
     }
     return board;
   };
@@ -83,9 +86,9 @@ export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = 
     if (!readOnly && !sameOrigin(ctx)) throw new Forbidden('Cross-origin request refused.');
     ctx.state.auth = boardAuth(session);
     ctx.set('Cache-Control', 'no-store');
-    await getBoard()(ctx as unknown as Koa.Context, next);
+    await getBoard()(ctx, next);
   };
-  return mw as unknown as Koa.Middleware<AppState>;
+  return mw;
 }
 
 /** The AuthInfo of a board session (for the request log line). */
@@ -108,6 +111,7 @@ function boardAuth(s: BoardSession): NonNullable<AppState['auth']> {
 function safeNext(raw: unknown): string {
   if (typeof raw !== 'string' || raw.length > 500) return BOARD_PATH;
   if (raw !== BOARD_PATH && !raw.startsWith(`${BOARD_PATH}/`)) return BOARD_PATH;
+  // eslint-disable-next-line no-control-regex -- matches control characters to refuse them in a redirect target
   if (raw.includes('//') || raw.includes('\\') || raw.includes('..') || /[\s\u0000-\u001f]/.test(raw))
     return BOARD_PATH;
   return raw;
@@ -130,7 +134,7 @@ function methodNotAllowed(ctx: AppContext): void {
 }
 
 function formBody(ctx: AppContext): Record<string, unknown> {
-  const b = (ctx.request as unknown as { body?: unknown }).body;
+  const b = ctx.request.body;
   return b && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>) : {};
 }
 

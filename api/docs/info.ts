@@ -36,4 +36,7 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
   tickets: 'Admin ticket endpoints.',
   schedules: 'Technician schedules (schedules.view / schedules.manage).',
   audit: "The tenant's audit log: money, provisioning, permission and file actions (settings.view).",
+  users: 'Users of the tenant, their roles and activation (users.manage).',
+  roles: 'Built-in (read-only) and custom roles with their permissions (users.manage).',
+  settings: 'Tenant settings and module switches (settings.view / settings.manage; modules: Super Admin).',
 };

@@ -15,6 +15,13 @@ export const DEMO_BLOCKED_ACTIONS = [
   'tickets.status.update',
   // issue 8: ticket attachments write files into storage, outside the database (docs/decisions.md)
   'tickets.attachment.upload',
+  // issue 8 item 1: who may do what on the demo tenant stays as seeded for the next visitor
+  'users.create',
+  'users.update',
+  'roles.create',
+  'roles.update',
+  'roles.delete',
+  'settings.modules.update',
   // DESIGN §10: real external systems
   'wabot.send',
   'email.send',

@@ -55,7 +55,7 @@ export async function startTestApp(
       cb();
     },
   });
-  const logger = createLogger('info', sink as never);
+  const logger = createLogger('info', sink);
   const queues = createQueues(env.redisUrl, { prefix: `{test-${process.pid}-${++counter}}` });
   const storage = deps.storage ?? createStorage({ driver: 'local', root: path.join(env.dir, 'storage') });
   const { app } = createApp({
@@ -93,7 +93,7 @@ export async function startTestApp(
       }
       const res = await fetch(url + path, { method, headers, body, redirect: 'manual' });
       const text = await res.text();
-      let parsed: any = null;
+      let parsed: any;
       try {
         parsed = text ? JSON.parse(text) : null;
       } catch {
