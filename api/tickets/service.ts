@@ -67,12 +67,15 @@ export interface TicketFilters {
 
 /**
  * Field errors for body ids that are not records of the scope's tenant (document 1 "404 record not
- * found in the tenant" becomes a 422 field error for ids in a body). Runs the checks one after
+ * found in the tenant" becomes a 422 field error for ids in a body); a new assignee must also be an
+ * active user (the current one may stay after being deactivated). Runs the checks one after
  * another: a transaction is one connection.
+ * @param currentAssignee the ticket's assigned_to before the change (undefined for a new ticket)
  */
 async function foreignIds(
   s: TenantScope,
   input: { customer_id?: number | null; onu_id?: number | null; assigned_to?: number | null },
+  currentAssignee?: number | null,
 ): Promise<FieldErrors> {
   const errors: FieldErrors = {};
   if (input.customer_id != null && !(await s.query(Customer).findById(input.customer_id).select('id'))) {
@@ -81,11 +84,13 @@ async function foreignIds(
   if (input.onu_id != null && !(await s.query(Onu).findById(input.onu_id).select('id'))) {
     errors.onu_id = ['The selected onu id is invalid.'];
   }
-  if (
-    input.assigned_to != null &&
-    !(await User.query(s.knex).findById(input.assigned_to).where('tenant_id', s.tenantId).select('id'))
-  ) {
-    errors.assigned_to = ['The selected assigned to is invalid.'];
+  if (input.assigned_to != null && input.assigned_to !== currentAssignee) {
+    const user = await User.query(s.knex)
+      .findById(input.assigned_to)
+      .where('tenant_id', s.tenantId)
+      .select('id', 'is_active');
+    if (!user) errors.assigned_to = ['The selected assigned to is invalid.'];
+    else if (!user.is_active) errors.assigned_to = ['The selected user is deactivated.'];
   }
   return errors;
 }
@@ -187,7 +192,7 @@ export async function updateTicket(
     if (assignee !== row.assigned_to && !actor.permissions?.includes('tickets.assign')) {
       throw new Forbidden('Changing assigned_to needs the tickets.assign permission.');
     }
-    const errors = await foreignIds(s, input);
+    const errors = await foreignIds(s, input, row.assigned_to);
     if (Object.keys(errors).length) throw new ValidationFailed(errors);
     const priority = input.priority ?? 'medium';
     const patch: PartialModelObject<Ticket> = {

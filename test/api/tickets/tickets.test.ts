@@ -93,6 +93,8 @@ describe('/api/tickets: CRUD and the work record', () => {
 
   it("refuses bad bodies and another tenant's ids with 422 field errors and creates nothing", async () => {
     const other = await makeUser(b.tenant.id, 'technician');
+    const gone = await makeUser(a.tenant.id, 'technician');
+    await env.knex('users').where({ id: gone.id }).update({ is_active: false });
     const before = { tickets: await count('tickets'), audit: await count('audit_log') };
     const cases: [Record<string, unknown>, string][] = [
       [{}, 'type'],
@@ -104,6 +106,7 @@ describe('/api/tickets: CRUD and the work record', () => {
       [{ type: 'x', onu_id: bBasics.onuId }, 'onu_id'],
       [{ type: 'x', assigned_to: other.id }, 'assigned_to'],
       [{ type: 'x', assigned_to: 2147483000 }, 'assigned_to'],
+      [{ type: 'x', assigned_to: gone.id }, 'assigned_to'],
       [{ type: 'x', source: 'external' }, 'source'],
     ];
     for (const [body, field] of cases) {
