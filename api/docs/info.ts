@@ -33,7 +33,7 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
   external: 'External integration API v1 (document 1): integration token, rate limited.',
   integrations: 'Integration token management (document 1): admin login token.',
   auth: 'Login, logout and the current user.',
-  tickets: 'Admin ticket endpoints.',
+  tickets: 'Tickets and their append-only work record (tickets.view / tickets.update; module tickets).',
   schedules: 'Technician schedules (schedules.view / schedules.manage).',
   audit: "The tenant's audit log: money, provisioning, permission and file actions (settings.view).",
   users: 'Users of the tenant, their roles and activation (users.manage).',
