@@ -229,6 +229,36 @@ describe('/api/tickets/{id}/attachments: streamed uploads typed by content, 10 M
     expect(wrongTicket.status).to.equal(404);
   });
 
+  it('an upload cut off by the client leaves no row and no partial file', async () => {
+    const before = { rows: await rows(), files: await stored() };
+    const logged = () => app.logs.filter((l) => l.includes(`/api/tickets/${ticketId}/attachments`)).length;
+    const seen = logged();
+    const { port } = new URL(app.url);
+    const head = Buffer.from(
+      '--cut\r\nContent-Disposition: form-data; name="file"; filename="cut.png"\r\n' +
+        'Content-Type: image/png\r\n\r\n',
+    );
+    const req = http.request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: `/api/tickets/${ticketId}/attachments`,
+      headers: {
+        authorization: `Bearer ${a.adminToken}`,
+        'content-type': 'multipart/form-data; boundary=cut',
+        'content-length': String(5 * 1024 * 1024),
+      },
+    });
+    req.on('error', () => undefined);
+    req.write(Buffer.concat([head, pngOf(1024 * 1024)]));
+    await new Promise((r) => req.once('finish', r).end());
+    req.destroy();
+    // the server logs the request once it has given up on it; until then it may still be writing
+    for (let i = 0; i < 200 && logged() === seen; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(logged()).to.equal(seen + 1);
+    expect({ rows: await rows(), files: await stored() }).to.deep.equal(before);
+  });
+
   it('a failed storage write leaves no row (and answers 500 without details)', async () => {
     const real = createStorage({ driver: 'local', root: root() });
     const broken: Storage = {
