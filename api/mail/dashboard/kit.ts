@@ -34,6 +34,8 @@ export interface DashboardDeps {
     secureCookies?: boolean;
     /** Login throttling (default 5 failures per 15 minutes per IP + e-mail). */
     loginThrottle?: LoginThrottleOptions;
+    /** Failed sign-ins per IP across all e-mails per 15 minutes (LOGIN_IP_LIMIT, default 20). */
+    loginIpLimit?: number;
   };
 }
 
