@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { koaBody } from 'koa-body';
 import type { Logger } from '../../../lib/logger.js';
 import { verifyOperatorSession, type OperatorSession } from '../operators/service.js';
+import { describeError } from '../../http/error-table.js';
 import { html, layout, type LayoutSession, type SafeHtml } from './html.js';
 import {
   csrfForSession,
@@ -152,6 +153,20 @@ export function createKit(deps: DashboardDeps): Kit {
           );
         }
         const requestId = (ctx.state as { requestId?: string }).requestId ?? randomUUID();
+        const described = describeError(e);
+        if (described.status === 503) {
+          // Redis or PostgreSQL down (issue 7): a retryable page, not a server error
+          deps.logger.warn({ request_id: requestId, path: ctx.path, code: described.code }, 'dashboard unavailable');
+          for (const [k, v] of Object.entries(described.headers)) ctx.set(k, v);
+          return render(
+            ctx,
+            503,
+            'Unavailable',
+            html`<h1>Temporarily unavailable</h1>
+              <div class="alert err">The service cannot reach its database right now. Try again in a moment.</div>`,
+            req,
+          );
+        }
         deps.logger.error(
           { err: e, request_id: requestId, path: ctx.path, method: ctx.method },
           'dashboard request failed',
