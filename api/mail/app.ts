@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import { jsonBody } from '../http/body.js';
 import { QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { BLOCKING_REDIS_OVERRIDES } from '../../lib/redis.js';
 import { mailErrorsAndLogging } from './middleware/errors.js';
 import { keyRateLimit, DEFAULT_MAIL_RATE_LIMIT } from './middleware/rate-limit.js';
 import { mountMailRoutes } from './routes.js';
@@ -22,7 +23,8 @@ function createRuntime(deps: MailDeps): MailRuntime {
   let events: { qe: QueueEvents; conn: Redis } | null = null;
   const get = () => {
     if (!events) {
-      const conn = deps.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+      // blocking XREAD: none of the request-path bounds of deps.redis (lib/redis.ts)
+      const conn = deps.redis.duplicate(BLOCKING_REDIS_OVERRIDES);
       conn.on('error', () => {
         /* surfaced by the waiting request */
       });
@@ -64,17 +66,18 @@ export function createMailApp(deps: MailDeps): { app: Koa<MailState>; router: Ro
 
   const mw = (fn: (ctx: MailContext, next: Koa.Next) => Promise<void>) => fn as unknown as Koa.Middleware<MailState>;
   app.use(mw(mailErrorsAndLogging()));
-  // JSON bodies under /api/ only (1 MB; malformed -> invalid_request, too large -> payload_too_large)
-  app.use(mw(jsonBody({ limit: '1mb', when: (ctx) => ctx.path.startsWith('/api/') }) as never));
 
   const router = new Router();
   const rl = deps.config.rateLimit ?? DEFAULT_MAIL_RATE_LIMIT;
   mountMailRoutes(router, mailRoutes, {
-    rateLimit: keyRateLimit(deps.redis, {
-      points: rl.points,
-      durationSeconds: rl.durationSeconds,
-      keyPrefix: deps.config.rateLimitPrefix,
-    }),
+    rateLimit: keyRateLimit(
+      deps.redis,
+      { points: rl.points, durationSeconds: rl.durationSeconds, keyPrefix: deps.config.rateLimitPrefix },
+      () => deps.logger.warn('mail rate limiter: Redis unavailable, counting in memory'),
+    ),
+    // JSON bodies of the API routes (1 MB; malformed -> invalid_request, too large -> payload_too_large), read only
+    // after the key, rate limit, scope and path checks passed; the dashboard parses its own forms
+    body: jsonBody({ limit: '1mb' }),
   });
   app.use(router.routes() as unknown as Koa.Middleware<MailState>);
   app.use(router.allowedMethods() as unknown as Koa.Middleware<MailState>);
@@ -86,7 +89,12 @@ export function createMailApp(deps: MailDeps): { app: Koa<MailState>; router: Ro
     knex: deps.knex,
     redis: deps.redis,
     logger: deps.logger,
-    config: { mailBaseUrl: deps.config.mailBaseUrl, appKey: deps.config.appKey },
+    config: {
+      mailBaseUrl: deps.config.mailBaseUrl,
+      appKey: deps.config.appKey,
+      loginIpLimit: deps.config.loginIpLimit,
+      loginThrottle: deps.config.loginThrottle,
+    },
   });
   app.use(dashboard.routes() as unknown as Koa.Middleware<MailState>);
   app.use(dashboard.allowedMethods() as unknown as Koa.Middleware<MailState>);

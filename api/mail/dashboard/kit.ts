@@ -122,8 +122,12 @@ export function createKit(deps: DashboardDeps): Kit {
         const token = readCookie(ctx, SESSION_COOKIE) ?? '';
         const session = token ? await verifyOperatorSession(deps.knex, token) : null;
         if (session) Object.assign(req, { session, token, csrf: csrfForSession(deps.config.appKey, token) });
+        // the session is checked before the form is read: an anonymous client cannot make us wait for its body
+        if (opts.auth && !session) {
+          if (ctx.method === 'POST' && !ctx.req.readableEnded) ctx.set('Connection', 'close');
+          return redirect(ctx, '/login');
+        }
         if (ctx.method === 'POST') req.body = await parseForm(ctx);
-        if (opts.auth && !session) return redirect(ctx, '/login');
         if (ctx.method === 'POST' && opts.auth && !csrfMatches(req.csrf, req.body._csrf)) {
           return render(
             ctx,
