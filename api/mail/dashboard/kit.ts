@@ -124,7 +124,7 @@ export function createKit(deps: DashboardDeps): Kit {
         if (session) Object.assign(req, { session, token, csrf: csrfForSession(deps.config.appKey, token) });
         // the session is checked before the form is read: an anonymous client cannot make us wait for its body
         if (opts.auth && !session) {
-          if (ctx.method === 'POST' && !ctx.req.readableEnded) ctx.set('Connection', 'close');
+          if (ctx.method === 'POST' && !ctx.req.complete) ctx.set('Connection', 'close');
           return redirect(ctx, '/login');
         }
         if (ctx.method === 'POST') req.body = await parseForm(ctx);
