@@ -4,6 +4,8 @@ import type { AppContext, AppDeps, AppState } from './context.js';
 import { errorsAndLogging } from './middleware/errors.js';
 import { mountWebRoutes } from './http/web-route.js';
 import { jsonBody } from './http/body.js';
+import { refuseNulInUrl } from './http/hostile-input.js';
+import { securityHeaders } from './http/security-headers.js';
 import { tokenRateLimit } from './middleware/rate-limit.js';
 import { idempotency } from './middleware/idempotency.js';
 import { webRoutes } from './routes.js';
@@ -22,6 +24,9 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; router: Router }
   app.context.deps = deps;
   app.silent = true; // errors are logged by errorsAndLogging, never printed by Koa
   app.use(errorsAndLogging() as unknown as Koa.Middleware<AppState>);
+  // nosniff everywhere, no-store on /api (issue 7); NUL in the path or query -> 422
+  app.use(securityHeaders({ noStore: ['/api'] }));
+  app.use(refuseNulInUrl());
   // JSON and urlencoded bodies of POST, PUT and PATCH, 1 MB (malformed -> 422, too large -> 413 through the error
   // table). Routes of the table parse theirs after authentication (mountWebRoutes); here only the sign-in forms of
   // bull-board (its own API parses after the session check).

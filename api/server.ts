@@ -1,20 +1,27 @@
 import type http from 'node:http';
-import { isMainModule, runService } from '../lib/process.js';
+import { closeHttpServer, isMainModule, runService } from '../lib/process.js';
 import { loadServerConfig } from '../lib/config.js';
 import { createBoundedRedis } from '../lib/redis.js';
-import { createLogger } from '../lib/logger.js';
+import { createLogger, type Logger } from '../lib/logger.js';
 import { createKnex } from '../db/knex.js';
 import { createQueues } from '../jobs/queues.js';
 import { createApp } from './app.js';
+import { handleWebClientErrors } from './middleware/errors.js';
 import { createLimitedServer } from './http/server-limits.js';
 import { serviceBounds } from './http/service-bounds.js';
 
 /**
- * The `web` process: builds the app from the configuration (lib/config.ts; `env` defaults to the process's), listens on PORT, and closes the server,
- * queues, Redis and the database pool on SIGTERM/SIGINT. Redis and PostgreSQL calls are bounded in time and the
- * HTTP server limits slow and greedy clients (issue 7; api/http/service-bounds.ts, api/http/server-limits.ts).
+ * The `web` process: builds the app from the configuration (lib/config.ts; `env` defaults to the
+ * process's) and listens on PORT. close() (SIGTERM/SIGINT through runService) stops listening, lets
+ * the requests in flight finish within SHUTDOWN_GRACE_MS (lib/process.ts closeHttpServer), then
+ * closes the queues, Redis and the database pool. Redis and PostgreSQL calls are bounded in time and
+ * the HTTP server limits slow and greedy clients (issue 7; api/http/service-bounds.ts, server-limits.ts).
+ * @returns the server, close(), the grace period in ms and the logger
+ * @throws ConfigError naming a missing or malformed variable
  */
-export async function startWeb(env?: NodeJS.ProcessEnv): Promise<{ server: http.Server; close(): Promise<void> }> {
+export async function startWeb(
+  env?: NodeJS.ProcessEnv,
+): Promise<{ server: http.Server; close(): Promise<void>; graceMs: number; logger: Logger }> {
   const config = loadServerConfig(env);
   const logger = createLogger(config.logLevel);
   const bounds = serviceBounds(config);
@@ -40,16 +47,25 @@ export async function startWeb(env?: NodeJS.ProcessEnv): Promise<{ server: http.
     body: { message: 'Too many open connections from your address. Retry later.', code: 'RATE_LIMITED' },
     retryAfterSeconds: 5,
   });
+  handleWebClientErrors(server, logger); // Node's own 400/408/431 as JSON (issue 7)
   await new Promise<void>((resolve) => server.listen(config.port, resolve));
   logger.info({ port: config.port, url: config.publicBaseUrl }, 'web listening');
-  const close = async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
-    await queues.close();
-    redis.disconnect();
-    await knex.destroy();
+  const graceMs = config.shutdownGraceMs;
+  let closing: Promise<void> | null = null;
+  const close = () => {
+    closing ??= (async () => {
+      await closeHttpServer(server, {
+        graceMs,
+        onForced: (n) => logger.warn({ connections: n, grace_ms: graceMs }, 'requests cut after the grace period'),
+      });
+      await queues.close();
+      redis.disconnect();
+      await knex.destroy();
+      logger.info('web stopped');
+    })();
+    return closing;
   };
-  return { server, close };
+  return { server, close, graceMs, logger };
 }
 
 if (isMainModule(import.meta.url)) runService(() => startWeb());

@@ -3,8 +3,12 @@
  * and redis-server unless DATABASE_URL / REDIS_URL are set, keeps APP_KEY in .data/app.key, runs the
  * migrations, seeds the demo platform into an empty database, runs the Procfile's process types
  * (except release) with prefixed output, waits for web and prints the URLs and demo logins.
- * Ctrl-C or SIGTERM stops the processes, then Redis and PostgreSQL, and exits 0; a crashed process
- * stops everything and exits 1. A second `npm start` reuses .data/.
+ * Ctrl-C or SIGTERM stops the processes (each drains its requests and jobs within SHUTDOWN_GRACE_MS),
+ * then Redis and PostgreSQL, and exits 0 once all of them are gone; a crashed process, or a
+ * redis-server or PostgreSQL that dies under it, stops everything, naming it, and exits 1. A second
+ * `npm start` reuses .data/. `npm start` runs `exec node --import tsx bin/dev.ts`: npm's child is
+ * this process itself (no `sh -c` or tsx in between that a signal would kill at once), so npm returns
+ * only when the launcher has stopped everything.
  *
  * Two processes: this file first re-runs itself as a supervisor in its own session (process
  * group), so a terminal's Ctrl-C reaches only this small foreground part, which forwards the signal
@@ -69,35 +73,15 @@ function runForeground(): void {
   };
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => forward(sig));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-  // `kill <npm pid>` kills npm and its `sh -c` without telling us; notice the vanished ancestor
-  const grandparent = parentOf(process.ppid);
-  if (grandparent && grandparent > 1) {
-    const timer = setInterval(() => {
-      try {
-        process.kill(grandparent, 0);
-      } catch {
-        clearInterval(timer);
-        if (!firstAt) forward('SIGTERM');
-      }
-    }, 1000);
-    timer.unref();
-  }
-}
-
-/** Parent pid of a process (Linux /proc), or null when unknown. */
-function parentOf(pid: number): number | null {
-  try {
-    return (
-      Number(
-        fs
-          .readFileSync(`/proc/${pid}/stat`, 'utf8')
-          .replace(/^.*\) /s, '')
-          .split(' ')[1],
-      ) || null
-    );
-  } catch {
-    return null;
-  }
+  // `kill -9 <npm pid>` (or of whatever started us) leaves us orphaned without a signal: notice that
+  // our parent changed and stop like on SIGTERM
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    if (!firstAt) forward('SIGTERM');
+  }, 1000);
+  timer.unref();
 }
 
 /** Supervisor: everything else. */
@@ -109,12 +93,15 @@ async function runSupervisor(): Promise<void> {
   let pending: NodeJS.Signals | null = null;
   const currentPhase = () => phase; // read through a call: the handlers below change it
 
+  // each process drains within its grace period (SHUTDOWN_GRACE_MS) and exits by itself at most 5 s
+  // later (lib/process.ts runService); SIGKILL only after that
+  let stopTimeoutMs = 30_000;
   const shutdown = async (code: number, reason: string, signal: NodeJS.Signals = 'SIGTERM') => {
     if (phase === 'stopping') return;
     phase = 'stopping';
     log(reason);
     if (group) {
-      const exits = await group.stop({ signal, timeoutMs: 30_000 });
+      const exits = await group.stop({ signal, timeoutMs: stopTimeoutMs });
       log(`processes stopped (${exits.map((e) => `${e.name}: ${e.signal ?? e.code}`).join(', ')})`);
     }
     if (mailDemo) await mailDemo.stop().catch((e) => log(`mail demo did not stop cleanly: ${(e as Error).message}`));
@@ -135,6 +122,13 @@ async function runSupervisor(): Promise<void> {
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => onSignal(sig));
   process.on('disconnect', () => onSignal('SIGTERM')); // the foreground part went away
   process.on('exit', () => group?.killAll());
+  /** A server started here that dies on its own (kill -9, crash) stops everything, naming it. */
+  const watchServer = (name: string, r: Resolved) => {
+    void r.exited?.then((info) => {
+      if (currentPhase() === 'stopping') return;
+      void shutdown(1, `${name} exited unexpectedly (${info.signal ?? `code ${info.code}`}): stopping everything`);
+    });
+  };
   const stopIfAsked = () =>
     pending
       ? shutdown(0, 'stopping ...', pending === 'SIGHUP' ? 'SIGTERM' : pending).then(() => true)
@@ -142,6 +136,7 @@ async function runSupervisor(): Promise<void> {
 
   try {
     const config = loadConfig(process.env);
+    stopTimeoutMs = config.shutdownGraceMs + 10_000;
     const dataDir = path.resolve(ROOT, process.env.DATA_DIR || '.data');
     const entries = readProcfile(ROOT).filter((e) => e.name !== 'release');
     const runnable = entries.filter((e) => {
@@ -162,12 +157,16 @@ async function runSupervisor(): Promise<void> {
     if (appKey.source === 'generated') log(`generated APP_KEY into ${path.join(dataDir, 'app.key')}`);
     const db = await resolveDatabase(process.env, dataDir, { reuseRunning: false, log });
     resources.push(db);
+    watchServer('PostgreSQL', db);
     if (await stopIfAsked()) return;
     const redis = await resolveRedis(process.env, dataDir, { log });
     resources.push(redis);
+    watchServer('redis-server', redis);
     if (await stopIfAsked()) return;
+    const pidOf = (r: Resolved) => (r.pid ? ` (pid ${r.pid})` : '');
     log(
-      `PostgreSQL: ${db.source === 'env' ? 'DATABASE_URL' : redactUrl(db.url)}; Redis: ${redis.source === 'env' ? 'REDIS_URL' : redis.url}`,
+      `PostgreSQL: ${db.source === 'env' ? 'DATABASE_URL' : redactUrl(db.url) + pidOf(db)}; ` +
+        `Redis: ${redis.source === 'env' ? 'REDIS_URL' : redis.url + pidOf(redis)}`,
     );
 
     const logins = await prepareDatabase(db.url);
@@ -190,6 +189,7 @@ async function runSupervisor(): Promise<void> {
     group = new ProcessGroup(runnable, { cwd: ROOT, env: childEnv }, (info: ExitInfo) => {
       void shutdown(1, `${info.name} exited unexpectedly (${info.signal ?? `code ${info.code}`}): stopping everything`);
     });
+    log(`started ${group.processes.map((p) => `${p.name} (pid ${p.child.pid})`).join(', ')}`);
     phase = 'running';
     if (pending) {
       void shutdown(0, 'stopping ...', pending);

@@ -24,6 +24,13 @@ export interface Config {
   appKey?: Buffer;
   /** Queue names the worker process runs; empty = all. */
   workerQueues: string[];
+  /**
+   * BullMQ job lock of the workers, in ms (WORKER_LOCK_DURATION_MS, default 30000): a worker that
+   * dies mid-job (kill -9) leaves its lock to expire after this, then the job counts as stalled.
+   */
+  workerLockDurationMs: number;
+  /** How often workers look for stalled jobs, in ms (WORKER_STALLED_INTERVAL_MS, default 30000). */
+  workerStalledIntervalMs: number;
   /** pino level. */
   logLevel: string;
   /** Per-token request limit of the external API per minute (EXTERNAL_RATE_LIMIT, default 600). */
@@ -166,6 +173,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+    workerLockDurationMs: positiveInt(env, 'WORKER_LOCK_DURATION_MS', 30_000),
+    workerStalledIntervalMs: positiveInt(env, 'WORKER_STALLED_INTERVAL_MS', 30_000),
     logLevel,
     externalRateLimit: positiveInt(env, 'EXTERNAL_RATE_LIMIT', 600),
     mailRateLimit: positiveInt(env, 'MAIL_RATE_LIMIT', 120),

@@ -20,7 +20,12 @@ export const auditLogQuery: Schema = pageQuery(20, {
     pattern: '^[a-z0-9_]+$',
     description: 'Subject type, e.g. `auth_tokens`.',
   },
-  subject_id: { type: 'integer', minimum: 1, description: 'Subject id (with subject_type).' },
+  subject_id: {
+    type: 'integer',
+    minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'Subject id (with subject_type).',
+  },
   date_from: DAY,
   date_to: DAY,
 });

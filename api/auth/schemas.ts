@@ -1,4 +1,4 @@
-import type { Schema } from '../http/validation.js';
+import { singleLine, type Schema } from '../http/validation.js';
 
 /** POST /api/auth/login body (DESIGN.md §5): e-mail, password, optional device_name naming the session. */
 export const loginBody: Schema = {
@@ -8,7 +8,7 @@ export const loginBody: Schema = {
   properties: {
     email: { type: 'string', format: 'email', maxLength: 190 },
     password: { type: 'string', minLength: 1, maxLength: 1024 },
-    device_name: { type: 'string', maxLength: 190 },
+    device_name: { type: 'string', maxLength: 190, ...singleLine },
   },
 };
 

@@ -41,6 +41,11 @@ export const BOARD_BOUND_MS = 1500;
 export const BOARD_PING_MS = 500;
 /** The paths whose POST forms the app parses before boardRoutes runs (api/app.ts). */
 export const BOARD_FORMS: ReadonlySet<string> = new Set([LOGIN_PATH, LOGOUT_PATH]);
+/**
+ * CSP of bull-board's pages: only `frame-ancestors 'none'`, since its UI loads its own scripts and
+ * styles (the sign-in pages have the strict PAGE_CSP of views.ts).
+ */
+export const BOARD_CSP = "frame-ancestors 'none'";
 
 /**
  * The middleware serving the paths above; every other path goes to `next`.
@@ -78,6 +83,9 @@ export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = 
     if (path === LOGIN_PATH) return handlers.login(ctx);
     if (path === LOGOUT_PATH) return handlers.logout(ctx);
     if (path !== BOARD_PATH && !path.startsWith(`${BOARD_PATH}/`)) return next();
+    // bull-board's own pages and API: never framed (clickjacking), never cached (issue 7)
+    ctx.set('Content-Security-Policy', BOARD_CSP);
+    ctx.set('X-Frame-Options', 'DENY');
 
     const session = await findBoardSession(deps.knex, sessionCookie(ctx));
     const readOnly = ctx.method === 'GET' || ctx.method === 'HEAD';

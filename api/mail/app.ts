@@ -1,6 +1,8 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import { jsonBody } from '../http/body.js';
+import { refuseNulInUrl } from '../http/hostile-input.js';
+import { securityHeaders } from '../http/security-headers.js';
 import { QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { BLOCKING_REDIS_OVERRIDES } from '../../lib/redis.js';
@@ -66,6 +68,9 @@ export function createMailApp(deps: MailDeps): { app: Koa<MailState>; router: Ro
 
   const mw = (fn: (ctx: MailContext, next: Koa.Next) => Promise<void>) => fn as unknown as Koa.Middleware<MailState>;
   app.use(mw(mailErrorsAndLogging()));
+  // nosniff everywhere, no-store on /api (issue 7); NUL in the path or query -> 422 invalid_request
+  app.use(securityHeaders({ noStore: ['/api'] }));
+  app.use(refuseNulInUrl());
 
   const router = new Router();
   const rl = deps.config.rateLimit ?? DEFAULT_MAIL_RATE_LIMIT;

@@ -38,6 +38,10 @@ export interface EmbeddedPg {
   port: number;
   /** where the cluster's files are (PGDATA) */
   clusterDir: string;
+  /** process id of the postmaster */
+  pid: number | undefined;
+  /** resolves when the postmaster has exited, for whatever reason (stop(), a crash, kill -9) */
+  exited: Promise<{ code: number | null; signal: string | null }>;
   /** Stops the server (fast shutdown) and, for a temporary cluster, deletes its files. */
   stop(): Promise<void>;
 }
@@ -123,6 +127,8 @@ export async function startEmbeddedPostgres(
       adminUrl: `${base}/postgres`,
       port,
       clusterDir: place.clusterDir,
+      pid: server.pid,
+      exited: server.exited,
       stop: async () => {
         if (stopped) return;
         stopped = true;
@@ -212,7 +218,11 @@ async function startServer(
   clusterDir: string,
   port: number,
   runAs: OsUser | null,
-): Promise<{ stop(): Promise<void> }> {
+): Promise<{
+  pid: number | undefined;
+  exited: Promise<{ code: number | null; signal: string | null }>;
+  stop(): Promise<void>;
+}> {
   const child: ResultPromise = execa(
     bins.postgres,
     [
@@ -258,6 +268,8 @@ async function startServer(
     });
   });
   return {
+    pid: child.pid,
+    exited: child.then((r) => ({ code: r.exitCode ?? null, signal: r.signal ?? null })),
     stop: async () => {
       child.kill(); // SIGINT: fast shutdown
       await child;

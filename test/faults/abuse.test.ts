@@ -7,7 +7,7 @@ import path from 'node:path';
 import { startRedis, type LocalRedis } from '../../lib/infra/redis.js';
 import { env } from '../helpers/env.js';
 import { Client, csrfOf } from '../api/mail/dashboard-client.js';
-import { makeFixtures, PASSWORD, startServices, timed, type FaultFixtures, type Services } from './support.js';
+import { makeFixtures, PASSWORD, startServices, timed, type FaultFixtures, type Services } from './services.js';
 
 /** What a raw socket saw: the bytes the server sent and when it closed, ms after the first write. */
 interface RawOutcome {

@@ -16,7 +16,7 @@ import {
   type FaultFixtures,
   type Services,
   type Timed,
-} from './support.js';
+} from './services.js';
 
 /**
  * Issue 7 item 2, on a real redis-server of its own (the shared one stays untouched): frozen with

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createApp } from '../../api/app.js';
+import { handleWebClientErrors } from '../../api/middleware/errors.js';
 import { createLogger } from '../../lib/logger.js';
 import { createQueues, type Queues } from '../../jobs/queues.js';
 import type { AppDeps } from '../../api/context.js';
@@ -56,6 +57,7 @@ export async function startTestApp(config: Partial<AppDeps['config']> = {}): Pro
     config: { publicBaseUrl: 'http://127.0.0.1', rateLimit: { points: 100000, durationSeconds: 60 }, ...config },
   });
   const server = http.createServer(app.callback());
+  handleWebClientErrors(server, logger);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   registerCleanup(async () => {

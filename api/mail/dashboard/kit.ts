@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import type { Knex } from 'knex';
 import type { Redis } from 'ioredis';
 import { koaBody } from 'koa-body';
+import { inspectBody } from '../../http/hostile-input.js';
 import type { Logger } from '../../../lib/logger.js';
 import { verifyOperatorSession, type OperatorSession } from '../operators/service.js';
 import { describeError } from '../../http/error-table.js';
@@ -128,6 +129,8 @@ export function createKit(deps: DashboardDeps): Kit {
           return redirect(ctx, '/login');
         }
         if (ctx.method === 'POST') req.body = await parseForm(ctx);
+        // NUL in a field (or absurd nesting) would reach PostgreSQL: the "Bad request" page, nothing changed (issue 7)
+        if (inspectBody(req.body)) throw Object.assign(new Error('hostile form body'), { status: 422, expose: true });
         if (ctx.method === 'POST' && opts.auth && !csrfMatches(req.csrf, req.body._csrf)) {
           return render(
             ctx,

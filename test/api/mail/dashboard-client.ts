@@ -120,7 +120,7 @@ export function csrfOf(page: string): string {
 
 /** A hidden field's value. */
 export function fieldOf(page: string, name: string): string {
-  const m = new RegExp(`name="${name}" value="([^"]*)"`).exec(page);
+  const m = new RegExp(`name="${name}"\\s+value="([^"]*)"`).exec(page); // attributes may be on separate lines
   if (!m) throw new Error(`no field ${name} on the page`);
   return m[1];
 }

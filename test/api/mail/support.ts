@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createMailApp } from '../../../api/mail/app.js';
+import { handleMailClientErrors } from '../../../api/mail/middleware/errors.js';
 import type { MailConfig } from '../../../api/mail/context.js';
 import { createApiKey, type MailScope } from '../../../api/mail/keys/service.js';
 import { createLogger } from '../../../lib/logger.js';
@@ -109,6 +110,7 @@ export async function startMailTestApp(opts: {
     },
   });
   const server = http.createServer(app.callback());
+  handleMailClientErrors(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   registerCleanup(async () => {
