@@ -23,7 +23,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; router: Router }
   app.proxy = deps.config.trustProxy ?? false;
   app.context.deps = deps;
   app.silent = true; // errors are logged by errorsAndLogging, never printed by Koa
-  app.use(errorsAndLogging() as unknown as Koa.Middleware<AppState>);
+  app.use(errorsAndLogging());
   // nosniff everywhere, no-store on /api (issue 7); NUL in the path or query -> 422
   app.use(securityHeaders({ noStore: ['/api'] }));
   app.use(refuseNulInUrl());
@@ -55,8 +55,8 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; router: Router }
     info: webApiInfo(deps.config.publicBaseUrl),
     options: { tagDescriptions: webTagDescriptions },
   });
-  app.use(router.routes() as unknown as Koa.Middleware<AppState>);
-  app.use(router.allowedMethods() as unknown as Koa.Middleware<AppState>);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
   return { app, router };
 }
 

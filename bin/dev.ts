@@ -22,7 +22,14 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ConfigError, loadConfig } from '../lib/config.js';
+import {
+  colorWanted,
+  ConfigError,
+  DEV_SUPERVISOR_VAR,
+  inheritedEnv,
+  isDevSupervisor,
+  loadConfig,
+} from '../lib/config.js';
 import { resolveAppKey, resolveDatabase, resolveRedis, type Resolved } from '../lib/infra/embedded.js';
 import { portOpen } from '../lib/infra/free-port.js';
 import { entryScript, ProcessGroup, readProcfile, type ExitInfo } from '../lib/infra/procfile.js';
@@ -31,7 +38,7 @@ import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../db/seeds/demo.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SELF = fileURLToPath(import.meta.url);
-const SUPERVISOR_FLAG = 'ISP_DEV_SUPERVISOR';
+const SUPERVISOR_FLAG = DEV_SUPERVISOR_VAR;
 
 /** What bin/dev-mail.ts's startMailDemo returns (issue 3 fills it in). */
 export interface MailDemo {
@@ -50,7 +57,7 @@ export type StartMailDemo = (opts: {
   log: (line: string) => void;
 }) => Promise<MailDemo>;
 
-const color = !!process.stdout.isTTY && !process.env.NO_COLOR;
+const color = colorWanted();
 const paint = (code: number, s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
 const log = (line: string) => process.stdout.write(`${paint(90, 'dev    |')} ${line}\n`);
 
@@ -60,7 +67,7 @@ function runForeground(): void {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, [SUPERVISOR_FLAG]: '1' },
+    env: { ...inheritedEnv(), [SUPERVISOR_FLAG]: '1' },
   });
   // A Ctrl-C reaches us more than once (from the terminal and relayed by tsx and npm): forward the
   // first; forward another only when it comes later (the user insists: the supervisor then kills).
@@ -135,9 +142,9 @@ async function runSupervisor(): Promise<void> {
       : Promise.resolve(false);
 
   try {
-    const config = loadConfig(process.env);
+    const config = loadConfig();
     stopTimeoutMs = config.shutdownGraceMs + 10_000;
-    const dataDir = path.resolve(ROOT, process.env.DATA_DIR || '.data');
+    const dataDir = path.resolve(ROOT, config.dataDir);
     const entries = readProcfile(ROOT).filter((e) => e.name !== 'release');
     const runnable = entries.filter((e) => {
       const script = entryScript(e);
@@ -153,13 +160,13 @@ async function runSupervisor(): Promise<void> {
     if (hasMail && (await portOpen(config.mailPort)))
       throw new ConfigError(`MAIL_PORT ${config.mailPort} is already in use: stop what uses it or set MAIL_PORT`);
 
-    const appKey = await resolveAppKey(process.env, dataDir);
+    const appKey = await resolveAppKey(inheritedEnv(), dataDir);
     if (appKey.source === 'generated') log(`generated APP_KEY into ${path.join(dataDir, 'app.key')}`);
-    const db = await resolveDatabase(process.env, dataDir, { reuseRunning: false, log });
+    const db = await resolveDatabase(inheritedEnv(), dataDir, { reuseRunning: false, log });
     resources.push(db);
     watchServer('PostgreSQL', db);
     if (await stopIfAsked()) return;
-    const redis = await resolveRedis(process.env, dataDir, { log });
+    const redis = await resolveRedis(inheritedEnv(), dataDir, { log });
     resources.push(redis);
     watchServer('redis-server', redis);
     if (await stopIfAsked()) return;
@@ -183,7 +190,7 @@ async function runSupervisor(): Promise<void> {
     };
     mailDemo = await startMailDemo(dataDir, env);
     if (await stopIfAsked()) return;
-    const childEnv = { ...process.env, ...env, ...(mailDemo?.env ?? {}) };
+    const childEnv = { ...inheritedEnv(), ...env, ...(mailDemo?.env ?? {}) };
     delete childEnv[SUPERVISOR_FLAG];
 
     group = new ProcessGroup(runnable, { cwd: ROOT, env: childEnv }, (info: ExitInfo) => {
@@ -238,10 +245,10 @@ async function prepareDatabase(url: string): Promise<(typeof DEMO_LOGINS)[number
   }
 }
 
-/** Runs bin/dev-mail.ts's startMailDemo when that file exists and MAIL_DEMO is not "off". */
+/** Runs bin/dev-mail.ts's startMailDemo when that file exists and MAIL_DEMO does not turn it off (lib/config.ts). */
 async function startMailDemo(dataDir: string, env: Record<string, string>): Promise<MailDemo | null> {
   const file = path.join(ROOT, 'bin', 'dev-mail.ts');
-  if (process.env.MAIL_DEMO === 'off' || !fs.existsSync(file)) return null;
+  if (!loadConfig().mailDemo || !fs.existsSync(file)) return null;
   const mod = (await import(pathToFileURL(file).href)) as { startMailDemo?: StartMailDemo };
   if (typeof mod.startMailDemo !== 'function') {
     log('bin/dev-mail.ts has no startMailDemo export: mail demo skipped');
@@ -317,7 +324,7 @@ function printBanner(o: {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  if (process.env[SUPERVISOR_FLAG] === '1') {
+  if (isDevSupervisor()) {
     runSupervisor().catch((e) => {
       log(`launcher failed: ${e instanceof Error ? e.stack : String(e)}`);
       process.exit(1);

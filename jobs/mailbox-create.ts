@@ -306,7 +306,8 @@ export async function process(
       { queue: QUEUE, job_id: job.id, request_id: data.request_id, kind, err: message },
       'mailbox-create attempt failed',
     );
-    throw new Error(`${kind}: ${message}`);
+    // the cause stays in memory like giveUp's: BullMQ keeps only message and stack, the worker logs only the message
+    throw new Error(`${kind}: ${message}`, { cause: e });
   }
 
   await job.updateProgress(80);

@@ -154,7 +154,7 @@ export async function addOrUnavailable<D>(
     throw new QueueUnavailableError(queue.name, new Error(`the Redis connection is ${conn.status}`));
   }
   let timer: NodeJS.Timeout | undefined;
-  const adding = queue.add(name, data as never, opts) as Promise<Job<D>>;
+  const adding = queue.add(name, data, opts) as Promise<Job<D>>;
   adding.catch(() => {
     /* a late failure of an abandoned add has nobody to report to */
   });

@@ -37,7 +37,10 @@ export const tenantShape: Schema = {
   },
 };
 
-/** 200 answer of POST /api/auth/login: `{token, token_type: "Bearer", expires_at, user, tenant}` (login token valid 12 h). */
+/**
+ * 200 answer of POST /api/auth/login: `{token, token_type: "Bearer", expires_at, user, tenant}` (login token valid
+ * 12 h).
+ */
 export const loginResult: Schema = {
   type: 'object',
   required: ['token', 'token_type', 'expires_at', 'user', 'tenant'],

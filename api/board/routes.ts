@@ -52,7 +52,10 @@ export const BOARD_CSP = "frame-ancestors 'none'";
  * @param opts.throttle login throttle (default: 5 failures per IP + e-mail per minute and
  *   deps.config.loginIpLimit per IP per 15 minutes, in deps.redis with an in-memory fallback)
  */
-export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = {}): Koa.Middleware<AppState> {
+export function boardRoutes(
+  deps: AppDeps,
+  opts: { throttle?: LoginThrottle } = {},
+): Koa.Middleware<AppState, { deps: AppDeps }> {
   const throttle =
     opts.throttle ??
     new LoginThrottle(deps.redis, {
@@ -72,7 +75,7 @@ export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = 
         serverAdapter,
         options: { uiConfig: { boardTitle: 'ISP queues', miscLinks: [{ text: 'Sign out', url: LOGOUT_PATH }] } },
       });
-      board = serverAdapter.registerPlugin() as unknown as Koa.Middleware;
+      board = serverAdapter.registerPlugin();
     }
     return board;
   };
@@ -98,10 +101,9 @@ export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = 
     if (!readOnly && !sameOrigin(ctx)) throw new Forbidden('Cross-origin request refused.');
     ctx.state.auth = boardAuth(session);
     ctx.set('Cache-Control', 'no-store');
-    // bull-board's Koa middleware is typed for a plain Koa.Context; ours is that context with typed state and deps
-    await runBounded(deps, ctx, () => getBoard()(ctx as unknown as Koa.Context, next));
+    await runBounded(deps, ctx, () => getBoard()(ctx, next));
   };
-  return mw as unknown as Koa.Middleware<AppState>;
+  return mw;
 }
 
 /**
@@ -152,6 +154,7 @@ function boardAuth(s: BoardSession): NonNullable<AppState['auth']> {
 function safeNext(raw: unknown): string {
   if (typeof raw !== 'string' || raw.length > 500) return BOARD_PATH;
   if (raw !== BOARD_PATH && !raw.startsWith(`${BOARD_PATH}/`)) return BOARD_PATH;
+  // eslint-disable-next-line no-control-regex -- matches control characters to refuse them in a redirect target
   if (raw.includes('//') || raw.includes('\\') || raw.includes('..') || /[\s\u0000-\u001f]/.test(raw))
     return BOARD_PATH;
   return raw;
@@ -174,7 +177,7 @@ function methodNotAllowed(ctx: AppContext): void {
 }
 
 function formBody(ctx: AppContext): Record<string, unknown> {
-  const b = (ctx.request as unknown as { body?: unknown }).body;
+  const b = ctx.request.body;
   return b && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>) : {};
 }
 

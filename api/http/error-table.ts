@@ -15,7 +15,7 @@ import { isDatabaseUnavailable } from '../../db/unavailable.js';
 /** A thrown value as the client may see it. */
 export interface HttpError {
   status: number;
-  /** Error code: DESIGN §4's (UNAUTHENTICATED, ...) or the spec's own (demo_guard_blocked, mailbox_auth_failed, ...). */
+  /** Error code: DESIGN §4's (UNAUTHENTICATED, ...) or the spec's (demo_guard_blocked, mailbox_auth_failed, ...). */
   code: string;
   message: string;
   errors?: FieldErrors;

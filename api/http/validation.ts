@@ -2,8 +2,6 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsPkg from 'ajv-formats';
 import { ValidationFailed, type FieldErrors } from '../errors.js';
 
-const addFormats = (addFormatsPkg as unknown as { default: typeof addFormatsPkg }).default ?? addFormatsPkg;
-
 /** JSON schema as written in the modules' schemas.ts files (plain objects, OpenAPI 3.1 compatible). */
 export type Schema = Record<string, unknown>;
 
@@ -25,7 +23,7 @@ function makeAjv(removeAdditional: boolean): Ajv {
     removeAdditional,
     strict: false,
   });
-  (addFormats as unknown as (a: Ajv) => void)(ajv);
+  addFormatsPkg.default(ajv);
   return ajv;
 }
 

@@ -13,7 +13,7 @@ import { mailRoutes } from './table.js';
 import { createMailDocsRouter } from './openapi.js';
 import { createDashboardRouter } from './dashboard/index.js';
 import { QUEUE as MAILBOX_CREATE_QUEUE } from '../../jobs/mailbox-create.js';
-import type { MailContext, MailDeps, MailRuntime, MailState } from './context.js';
+import type { MailDeps, MailRuntime, MailState } from './context.js';
 
 export type { MailDeps, MailConfig, MailContext } from './context.js';
 
@@ -66,8 +66,7 @@ export function createMailApp(deps: MailDeps): { app: Koa<MailState>; router: Ro
   const runtime = createRuntime(deps);
   Object.assign(app.context, { deps, mailRuntime: runtime });
 
-  const mw = (fn: (ctx: MailContext, next: Koa.Next) => Promise<void>) => fn as unknown as Koa.Middleware<MailState>;
-  app.use(mw(mailErrorsAndLogging()));
+  app.use(mailErrorsAndLogging());
   // nosniff everywhere, no-store on /api (issue 7); NUL in the path or query -> 422 invalid_request
   app.use(securityHeaders({ noStore: ['/api'] }));
   app.use(refuseNulInUrl());
@@ -84,11 +83,11 @@ export function createMailApp(deps: MailDeps): { app: Koa<MailState>; router: Ro
     // after the key, rate limit, scope and path checks passed; the dashboard parses its own forms
     body: jsonBody({ limit: '1mb' }),
   });
-  app.use(router.routes() as unknown as Koa.Middleware<MailState>);
-  app.use(router.allowedMethods() as unknown as Koa.Middleware<MailState>);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
 
   const docs = createMailDocsRouter(mailRoutes, deps.config.mailBaseUrl).router;
-  app.use(docs.routes() as unknown as Koa.Middleware<MailState>);
+  app.use(docs.routes());
 
   const dashboard = createDashboardRouter({
     knex: deps.knex,
@@ -101,8 +100,8 @@ export function createMailApp(deps: MailDeps): { app: Koa<MailState>; router: Ro
       loginThrottle: deps.config.loginThrottle,
     },
   });
-  app.use(dashboard.routes() as unknown as Koa.Middleware<MailState>);
-  app.use(dashboard.allowedMethods() as unknown as Koa.Middleware<MailState>);
+  app.use(dashboard.routes());
+  app.use(dashboard.allowedMethods());
 
   return { app, router, close: () => runtime.close() };
 }

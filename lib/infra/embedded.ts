@@ -87,6 +87,7 @@ export async function resolveDatabase(
     throw new Error(
       `PostgreSQL did not start for ${path.join(dataDir, 'postgres')}: ${why}. ` +
         `If port ${meta?.port ?? '(new)'} is taken by another program, delete ${path.join(dataDir, 'postgres.json')} to pick a new port.`,
+      { cause: e },
     );
   }
   // a server left running when this process exits without stop() is stopped by lib/infra/postgres.ts

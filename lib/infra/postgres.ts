@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { inheritedEnv } from '../config.js';
 import { freePort } from './free-port.js';
 import {
   cacheRoot,
@@ -172,7 +173,7 @@ function processOptions(runAs: OsUser | null) {
     ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
     cwd: '/',
     stdin: 'ignore' as const,
-    env: { ...process.env, LC_MESSAGES: 'C' },
+    env: { ...inheritedEnv(), LC_MESSAGES: 'C' },
   };
 }
 
@@ -326,6 +327,7 @@ export async function postgresBinaries(opts: { copy: boolean; cacheDir?: string 
       throw new Error(
         `cannot put the PostgreSQL binaries into ${target} (${(e as Error).message}); ` +
           'remove that directory if it is left over from an interrupted copy',
+        { cause: e },
       );
     }
   }

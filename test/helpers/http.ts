@@ -47,7 +47,7 @@ export async function startTestApp(config: Partial<AppDeps['config']> = {}): Pro
       cb();
     },
   });
-  const logger = createLogger('info', sink as never);
+  const logger = createLogger('info', sink);
   const queues = createQueues(env.redisUrl, { prefix: `{test-${process.pid}-${++counter}}` });
   const { app } = createApp({
     knex: env.knex,
@@ -82,7 +82,7 @@ export async function startTestApp(config: Partial<AppDeps['config']> = {}): Pro
       }
       const res = await fetch(url + path, { method, headers, body, redirect: 'manual' });
       const text = await res.text();
-      let parsed: any = null;
+      let parsed: any;
       try {
         parsed = text ? JSON.parse(text) : null;
       } catch {

@@ -91,14 +91,13 @@ function layoutSession(req?: DashRequest): LayoutSession | undefined {
 }
 
 async function parseForm(ctx: Koa.Context): Promise<Record<string, unknown>> {
-  const request = ctx.request as unknown as { body?: unknown };
-  if (request.body === undefined && !ctx.req.readableEnded) {
+  if (ctx.request.body === undefined && !ctx.req.readableEnded) {
     await koaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '100kb' })(
-      ctx as never,
+      ctx,
       async () => {},
     );
   }
-  const b = request.body;
+  const b: unknown = ctx.request.body;
   return b && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>) : {};
 }
 

@@ -1,6 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
-import type { Redis } from 'ioredis';
 
 /**
  * Browser-side protections of the operator dashboard (issue 3 §5): the session cookie

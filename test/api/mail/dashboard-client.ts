@@ -28,7 +28,7 @@ export async function startDashboard(config: Partial<DashboardDeps['config']> = 
   const router = createDashboardRouter({
     knex: env.knex,
     redis: env.redis,
-    logger: createLogger('info', sink as never),
+    logger: createLogger('info', sink),
     config: {
       mailBaseUrl: 'http://127.0.0.1',
       loginThrottle: { points: 5, durationSeconds: 900, keyPrefix: `t-dash-${randomBytes(4).toString('hex')}` },
