@@ -11,7 +11,7 @@ import { idempotency } from './middleware/idempotency.js';
 import { webRoutes } from './routes.js';
 import { mountDocs } from './docs/routes.js';
 import { webApiInfo, webTagDescriptions } from './docs/info.js';
-import { boardRoutes } from './board/routes.js';
+import { boardRoutes, BOARD_FORMS } from './board/routes.js';
 
 /**
  * Builds the web service (DESIGN.md §3): error/logging middleware, JSON body parsing, the route
@@ -27,16 +27,27 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; router: Router }
   // nosniff everywhere, no-store on /api (issue 7); NUL in the path or query -> 422
   app.use(securityHeaders({ noStore: ['/api'] }));
   app.use(refuseNulInUrl());
-  // JSON and urlencoded bodies of POST, PUT and PATCH, 1 MB
-  // (malformed -> 422, too large -> 413 through the error table)
-  app.use(jsonBody({ limit: '1mb', urlencoded: true }));
+  // JSON and urlencoded bodies of POST, PUT and PATCH, 1 MB (malformed -> 422, too large -> 413 through the error
+  // table). Routes of the table parse theirs after authentication (mountWebRoutes); here only the sign-in forms of
+  // bull-board (its own API parses after the session check).
+  const parseBody = jsonBody({ limit: '1mb', urlencoded: true });
+  app.use(
+    jsonBody({
+      limit: '1mb',
+      urlencoded: true,
+      when: (ctx) => BOARD_FORMS.has(ctx.path) && ['POST', 'PUT', 'PATCH'].includes(ctx.method),
+    }),
+  );
   // bull-board at /admin/queues behind the platform-admin sign-in (/admin/login); browser pages, not in the route table
   app.use(boardRoutes(deps));
   const router = new Router();
   const rl = deps.config.rateLimit ?? { points: 600, durationSeconds: 60 };
   mountWebRoutes(router, webRoutes, {
-    rateLimit: tokenRateLimit(deps.redis, { points: rl.points, durationSeconds: rl.durationSeconds }),
+    rateLimit: tokenRateLimit(deps.redis, { points: rl.points, durationSeconds: rl.durationSeconds }, () =>
+      deps.logger.warn('rate limiter: Redis unavailable, counting in memory'),
+    ),
     idempotency: idempotency(),
+    body: parseBody,
   });
   // /openapi.json and /docs, built from the same route table (DESIGN.md §4)
   mountDocs(router, {

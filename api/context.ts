@@ -24,6 +24,8 @@ export interface AppDeps {
     rateLimit?: { points: number; durationSeconds: number };
     /** Failed-login throttle of POST /api/auth/login (default 10 per IP + e-mail per 15 minutes). */
     loginThrottle?: import('../lib/login-throttle.js').LoginThrottleOptions;
+    /** Failed sign-ins per IP across all e-mails per 15 minutes, per sign-in form (LOGIN_IP_LIMIT, default 20). */
+    loginIpLimit?: number;
     /** Trust X-Forwarded-* from a reverse proxy (TRUST_PROXY; lib/config.ts). */
     trustProxy?: boolean;
     /** Secure cookies (true behind https). */

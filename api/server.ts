@@ -1,19 +1,22 @@
-import http from 'node:http';
+import type http from 'node:http';
 import { closeHttpServer, isMainModule, runService } from '../lib/process.js';
-import { Redis } from 'ioredis';
 import { loadServerConfig } from '../lib/config.js';
+import { createBoundedRedis } from '../lib/redis.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { createKnex } from '../db/knex.js';
 import { createQueues } from '../jobs/queues.js';
 import { createStorage } from '../lib/storage/index.js';
 import { createApp } from './app.js';
 import { handleWebClientErrors } from './middleware/errors.js';
+import { createLimitedServer } from './http/server-limits.js';
+import { serviceBounds } from './http/service-bounds.js';
 
 /**
  * The `web` process: builds the app from the configuration (lib/config.ts; `env` defaults to the
  * process's) and listens on PORT. close() (SIGTERM/SIGINT through runService) stops listening, lets
  * the requests in flight finish within SHUTDOWN_GRACE_MS (lib/process.ts closeHttpServer), then
- * closes the queues, Redis and the database pool.
+ * closes the queues, Redis and the database pool. Redis and PostgreSQL calls are bounded in time and
+ * the HTTP server limits slow and greedy clients (issue 7; api/http/service-bounds.ts, server-limits.ts).
  * @returns the server, close(), the grace period in ms and the logger
  * @throws ConfigError naming a missing or malformed variable
  */
@@ -22,10 +25,11 @@ export async function startWeb(
 ): Promise<{ server: http.Server; close(): Promise<void>; graceMs: number; logger: Logger }> {
   const config = loadServerConfig(env);
   const logger = createLogger(config.logLevel);
-  const knex = createKnex(config.databaseUrl);
-  const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
-  const queues = createQueues(config.redisUrl);
+  const bounds = serviceBounds(config);
+  const knex = createKnex(config.databaseUrl, undefined, { ...bounds.db, logger });
+  const redis = createBoundedRedis(config.redisUrl, bounds.redis, bounds.redisErrorLog(logger));
+  const queues = createQueues(config.redisUrl, { bounds: bounds.redis, enqueueTimeoutMs: bounds.enqueueTimeoutMs });
+  void queues.ping(bounds.redis.connectTimeoutMs); // opens the producer connection now, not in the first enqueue
   const { app } = createApp({
     knex,
     redis,
@@ -37,9 +41,14 @@ export async function startWeb(
       trustProxy: config.trustProxy,
       rateLimit: { points: config.externalRateLimit, durationSeconds: 60 },
       secureCookies: config.publicBaseUrl.startsWith('https:'),
+      loginIpLimit: config.abuse.loginIpLimit,
     },
   });
-  const server = http.createServer(app.callback());
+  const server = createLimitedServer(app.callback(), bounds.http, {
+    status: 429,
+    body: { message: 'Too many open connections from your address. Retry later.', code: 'RATE_LIMITED' },
+    retryAfterSeconds: 5,
+  });
   handleWebClientErrors(server, logger); // Node's own 400/408/431 as JSON (issue 7)
   await new Promise<void>((resolve) => server.listen(config.port, resolve));
   logger.info({ port: config.port, url: config.publicBaseUrl }, 'web listening');

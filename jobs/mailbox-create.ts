@@ -109,11 +109,13 @@ export async function enqueue(
   opts: JobsOptions = {},
 ): Promise<Job<MailboxCreateData>> {
   const clean: MailboxCreateData = { request_id: data.request_id, secret_id: data.secret_id };
-  return addOrUnavailable(queues.get(QUEUE), QUEUE, clean, {
-    ...defaultOptions,
-    ...opts,
-    jobId: jobId(data.request_id),
-  });
+  return addOrUnavailable(
+    queues.get(QUEUE),
+    QUEUE,
+    clean,
+    { ...defaultOptions, ...opts, jobId: jobId(data.request_id) },
+    queues.enqueueTimeoutMs,
+  );
 }
 
 /**

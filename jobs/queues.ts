@@ -8,6 +8,7 @@ import {
   type RepeatOptions,
 } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
+import { boundedRedisOptions, DEFAULT_REDIS_BOUNDS, pingWithin, type RedisBounds } from '../lib/redis.js';
 
 /**
  * Queue names (kebab-case nouns, DESIGN.md §4) and the producer factory. Every queue uses the
@@ -43,7 +44,14 @@ export interface Queues {
   all(): Queue[];
   /** Closes the queues and the connection it owns. */
   close(): Promise<void>;
+  /**
+   * Pings the producer connection (bull-board checks Redis before it calls it).
+   * @returns true when Redis answered within timeoutMs (ms); never rejects
+   */
+  ping(timeoutMs: number): Promise<boolean>;
   readonly prefix: string;
+  /** How long a request waits for Redis to take a job, in ms (addOrUnavailable's bound). */
+  readonly enqueueTimeoutMs: number;
 }
 
 /**
@@ -51,14 +59,19 @@ export interface Queues {
  * @param redisUrl redis:// URL
  * @param opts.prefix queue key prefix (tests pass a unique one)
  * @param opts.offlineQueue false (default) makes adds fail fast when Redis is down (-> 503)
+ * @param opts.bounds command and connect bounds of the producer connection (default DEFAULT_REDIS_BOUNDS)
+ * @param opts.enqueueTimeoutMs bound of a request's enqueue, in ms (default ENQUEUE_TIMEOUT_MS)
  */
-export function createQueues(redisUrl: string, opts: { prefix?: string; offlineQueue?: boolean } = {}): Queues {
+export function createQueues(
+  redisUrl: string,
+  opts: { prefix?: string; offlineQueue?: boolean; bounds?: RedisBounds; enqueueTimeoutMs?: number } = {},
+): Queues {
   const prefix = opts.prefix ?? QUEUE_PREFIX;
   let conn: Redis | null = null;
   const queues = new Map<QueueName, Queue>();
   const connection = (): ConnectionOptions => {
     if (!conn) {
-      conn = new Redis(redisUrl, producerRedisOptions(opts.offlineQueue ?? false));
+      conn = new Redis(redisUrl, producerRedisOptions(opts.offlineQueue ?? false, opts.bounds));
       conn.on('error', () => {
         /* reported by the failing call */
       });
@@ -67,6 +80,8 @@ export function createQueues(redisUrl: string, opts: { prefix?: string; offlineQ
   };
   return {
     prefix,
+    enqueueTimeoutMs: opts.enqueueTimeoutMs ?? ENQUEUE_TIMEOUT_MS,
+    ping: (timeoutMs) => pingWithin(connection() as Redis, timeoutMs),
     get(name) {
       let q = queues.get(name);
       if (!q) {
@@ -102,14 +117,18 @@ export class QueueUnavailableError extends Error {
   }
 }
 
-/** Default bound of addOrUnavailable, in milliseconds. */
-export const ENQUEUE_TIMEOUT_MS = 2000;
+/** ioredis states of a connection that was lost (reconnecting in the background, or given up). */
+const LOST = new Set(['reconnecting', 'end', 'close']);
+
+/** Default bound of addOrUnavailable, in milliseconds (ENQUEUE_TIMEOUT_MS in lib/config.ts). */
+export const ENQUEUE_TIMEOUT_MS = 1000;
 
 /**
  * Adds a job for a request handler, failing fast when Redis cannot take it (DESIGN.md §4
  * QUEUE_UNAVAILABLE). enableOfflineQueue: false alone is not enough: BullMQ's `queue.add()` first
  * waits for its connection to become ready, which never happens while Redis is unreachable, so the
- * add is raced against a timer.
+ * add is raced against a timer; and when the producer connection is known to be lost (ioredis is
+ * reconnecting) the add is not even tried.
  * A timed-out add is abandoned, not cancelled: should Redis come back within the retry window it
  * may still land. Use a fixed job id (safeJobId) so that the client's retry dedupes it, and in the
  * "write the record, enqueue, undo the record if enqueue fails" pattern treat a timeout like a failure.
@@ -117,7 +136,7 @@ export const ENQUEUE_TIMEOUT_MS = 2000;
  * @param name job name
  * @param data job data: ids only, never a secret (DESIGN.md §3)
  * @param opts BullMQ job options (jobId, attempts, ...)
- * @param timeoutMs how long to wait for Redis, in ms (default ENQUEUE_TIMEOUT_MS, 2000)
+ * @param timeoutMs how long to wait for Redis, in ms (default ENQUEUE_TIMEOUT_MS, 1000)
  * @returns the added job (an existing job when the id deduplicated it)
  * @throws QueueUnavailableError (503 QUEUE_UNAVAILABLE over HTTP, the cause kept) when the add fails or does not
  *   finish within timeoutMs
@@ -129,6 +148,11 @@ export async function addOrUnavailable<D>(
   opts: JobsOptions = {},
   timeoutMs = ENQUEUE_TIMEOUT_MS,
 ): Promise<Job<D>> {
+  const conn = queue.opts.connection;
+  if (conn instanceof Redis && LOST.has(conn.status)) {
+    // the connection was lost and ioredis is reconnecting: BullMQ would wait for it, the caller should not
+    throw new QueueUnavailableError(queue.name, new Error(`the Redis connection is ${conn.status}`));
+  }
   let timer: NodeJS.Timeout | undefined;
   const adding = queue.add(name, data, opts) as Promise<Job<D>>;
   adding.catch(() => {
@@ -149,9 +173,14 @@ export async function addOrUnavailable<D>(
   }
 }
 
-/** ioredis options for producers: fail fast instead of buffering while Redis is down. */
-export function producerRedisOptions(offlineQueue: boolean): RedisOptions {
-  return { enableOfflineQueue: offlineQueue, maxRetriesPerRequest: 1, lazyConnect: false };
+/**
+ * ioredis options for producers: fail fast instead of buffering while Redis is down, and bound every
+ * command (lib/redis.ts boundedRedisOptions), so a frozen Redis never holds a request.
+ * @param offlineQueue true buffers commands while disconnected (scripts that prefer waiting)
+ * @param bounds command and connect bounds in ms
+ */
+export function producerRedisOptions(offlineQueue: boolean, bounds: RedisBounds = DEFAULT_REDIS_BOUNDS): RedisOptions {
+  return { ...boundedRedisOptions(bounds), enableOfflineQueue: offlineQueue, lazyConnect: false };
 }
 
 /** ioredis options for workers (BullMQ requires maxRetriesPerRequest: null). */

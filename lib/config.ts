@@ -3,8 +3,9 @@
  * that reads process.env (issue 6 item 6); everything else receives a Config.
  * DESIGN.md §1: PORT, MAIL_PORT, PUBLIC_BASE_URL, MAIL_BASE_URL, DATABASE_URL, REDIS_URL, APP_KEY,
  * WORKER_QUEUES, LOG_LEVEL; plus EXTERNAL_RATE_LIMIT, MAIL_RATE_LIMIT, TRUST_PROXY, DATA_DIR,
- * MAIL_DEMO, MAIL_TLS_CA_FILE, SHUTDOWN_GRACE_MS, and the S3_* storage settings (README
- * "Configuration"). A malformed value stops the process with a message naming it.
+ * MAIL_DEMO, MAIL_TLS_CA_FILE, SHUTDOWN_GRACE_MS, the fault and abuse bounds of FaultLimits and
+ * AbuseLimits, and the S3_* storage settings (README "Configuration"). A malformed value stops the
+ * process with a message naming it.
  * Read by the launchers and infrastructure helpers through the getters at the end of this file:
  * ISP_STATE_DIR, ISP_CACHE_DIR, PATH, NO_COLOR and bin/dev.ts's internal ISP_DEV_SUPERVISOR.
  * ESLint (no-restricted-properties) refuses `process.env` everywhere else but test/.
@@ -58,6 +59,43 @@ export interface Config {
    * else local disk under `<DATA_DIR>/storage`.
    */
   storage: StorageConfig;
+  /** Bounds that keep the web and mail services answering when Redis or PostgreSQL freeze (issue 7). */
+  faults: FaultLimits;
+  /** Limits against abusive clients of the web and mail services (issue 7 "Abuse"). */
+  abuse: AbuseLimits;
+}
+
+/**
+ * Time bounds of the web and mail services' Redis and PostgreSQL calls, in ms (docs/decisions.md
+ * "Redis and PostgreSQL faults, abuse limits"). Workers and the CLI do not use them.
+ */
+export interface FaultLimits {
+  /** One Redis command of a request (REDIS_COMMAND_TIMEOUT_MS, default 500); also the socket's silence bound. */
+  redisCommandTimeoutMs: number;
+  /** Opening a Redis connection (REDIS_CONNECT_TIMEOUT_MS, default 1000). */
+  redisConnectTimeoutMs: number;
+  /** Adding a job from a request (ENQUEUE_TIMEOUT_MS, default 1000); then 503 QUEUE_UNAVAILABLE. */
+  enqueueTimeoutMs: number;
+  /** One SQL statement (DB_QUERY_TIMEOUT_MS, default 3000): server-side statement_timeout and client-side bound. */
+  dbQueryTimeoutMs: number;
+  /** Opening a PostgreSQL connection (DB_CONNECT_TIMEOUT_MS, default 2000). */
+  dbConnectTimeoutMs: number;
+  /** Waiting for a pooled connection (DB_ACQUIRE_TIMEOUT_MS, default 3000); then 503 DATABASE_UNAVAILABLE. */
+  dbAcquireTimeoutMs: number;
+}
+
+/** Per-client limits of the HTTP servers and sign-in forms (docs/decisions.md, issue 7). */
+export interface AbuseLimits {
+  /** Whole request (headers and body) must arrive within this (HTTP_REQUEST_TIMEOUT_MS, default 30000). */
+  httpRequestTimeoutMs: number;
+  /** Request headers must arrive within this (HTTP_HEADERS_TIMEOUT_MS, default 10000, at most the request timeout). */
+  httpHeadersTimeoutMs: number;
+  /** Idle keep-alive connections close after this (HTTP_KEEPALIVE_TIMEOUT_MS, default 5000). */
+  httpKeepAliveTimeoutMs: number;
+  /** Open connections per client IP (MAX_CONNECTIONS_PER_IP, default 64, 0 = no cap; default 0 with TRUST_PROXY). */
+  maxConnectionsPerIp: number;
+  /** Failed sign-ins per IP across all e-mails per 15 minutes, per sign-in form (LOGIN_IP_LIMIT, default 20). */
+  loginIpLimit: number;
 }
 
 /** Thrown when an environment variable is malformed; the message names the variable. */
@@ -79,6 +117,15 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, def: number): number 
   if (raw === undefined || raw === '') return def;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+function nonNegativeInt(env: NodeJS.ProcessEnv, name: string, def: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n))
+    throw new ConfigError(`${name} must be a whole number (0 or more), got "${raw}"`);
   return n;
 }
 
@@ -174,6 +221,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailTlsCaFile: env.MAIL_TLS_CA_FILE || undefined,
     shutdownGraceMs: positiveInt(env, 'SHUTDOWN_GRACE_MS', 25_000),
     storage: storageConfig(env, dataDir),
+    faults: {
+      redisCommandTimeoutMs: positiveInt(env, 'REDIS_COMMAND_TIMEOUT_MS', 500),
+      redisConnectTimeoutMs: positiveInt(env, 'REDIS_CONNECT_TIMEOUT_MS', 1000),
+      enqueueTimeoutMs: positiveInt(env, 'ENQUEUE_TIMEOUT_MS', 1000),
+      dbQueryTimeoutMs: positiveInt(env, 'DB_QUERY_TIMEOUT_MS', 3000),
+      dbConnectTimeoutMs: positiveInt(env, 'DB_CONNECT_TIMEOUT_MS', 2000),
+      dbAcquireTimeoutMs: positiveInt(env, 'DB_ACQUIRE_TIMEOUT_MS', 3000),
+    },
+    abuse: abuseLimits(env),
+  };
+}
+
+function abuseLimits(env: NodeJS.ProcessEnv): AbuseLimits {
+  const requestMs = positiveInt(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000);
+  return {
+    httpRequestTimeoutMs: requestMs,
+    // Node refuses a headers timeout longer than the request timeout
+    httpHeadersTimeoutMs: Math.min(positiveInt(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000), requestMs),
+    httpKeepAliveTimeoutMs: positiveInt(env, 'HTTP_KEEPALIVE_TIMEOUT_MS', 5000),
+    // behind a proxy every connection comes from the proxy's address: no cap unless asked for
+    maxConnectionsPerIp: nonNegativeInt(env, 'MAX_CONNECTIONS_PER_IP', flag(env, 'TRUST_PROXY', false) ? 0 : 64),
+    loginIpLimit: positiveInt(env, 'LOGIN_IP_LIMIT', 20),
   };
 }
 

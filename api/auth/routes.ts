@@ -12,10 +12,12 @@ const throttles = new WeakMap<object, LoginThrottle>();
 function throttleOf(ctx: AppContext): LoginThrottle {
   let t = throttles.get(ctx.deps.config);
   if (!t) {
-    t = new LoginThrottle(
-      ctx.deps.redis,
-      ctx.deps.config.loginThrottle ?? { points: 10, durationSeconds: 900, keyPrefix: 'rl:api-login' },
-    );
+    const { config, logger } = ctx.deps;
+    t = new LoginThrottle(ctx.deps.redis, {
+      ipPoints: config.loginIpLimit,
+      ...(config.loginThrottle ?? { points: 10, durationSeconds: 900, keyPrefix: 'rl:api-login' }),
+      onFallback: () => logger.warn('login throttle: Redis unavailable, counting in memory'),
+    });
     throttles.set(ctx.deps.config, t);
   }
   return t;
@@ -31,11 +33,13 @@ export const authRoutes: AnyWebRoute[] = [
     summary: 'Log in with e-mail and password; returns an admin login token',
     body: loginBody,
     description:
-      'Failed attempts are throttled per IP and e-mail (10 per 15 minutes by default): past that, 429 RATE_LIMITED with Retry-After, even for the right password.',
+      'Failed attempts are throttled per IP and e-mail (10 per 15 minutes by default) and per IP across all ' +
+      'e-mails (20 per 15 minutes by default, LOGIN_IP_LIMIT): past that, 429 RATE_LIMITED with Retry-After, ' +
+      'even for the right password.',
     responses: {
       200: { description: 'Logged in', schema: loginResult },
       401: { description: 'Wrong e-mail or password' },
-      429: { description: 'Too many failed attempts for this IP and e-mail (Retry-After)' },
+      429: { description: 'Too many failed attempts for this IP and e-mail, or for this IP (Retry-After)' },
     },
     async handler(ctx) {
       const b = ctx.state.body;

@@ -3,7 +3,7 @@ import type Koa from 'koa';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { KoaAdapter } from '@bull-board/koa';
-import { QUEUE_NAMES } from '../../jobs/queues.js';
+import { QUEUE_NAMES, QueueUnavailableError } from '../../jobs/queues.js';
 import { Forbidden, Unauthenticated } from '../errors.js';
 import type { AppContext, AppDeps, AppState } from '../context.js';
 import {
@@ -28,12 +28,19 @@ import { PAGE_CSP, errorPage, loginPage, signedInPage } from './views.js';
  *   the board's HTML pages (GET) redirect to the sign-in form (a browser UI; the APIs never
  *   redirect), and its JSON API /admin/queues/api/* (and any non-GET) answers 401 JSON.
  * The board lists every queue of QUEUE_NAMES; it is built on the first authorised request, so
- * creating the app opens no Redis connection.
+ * creating the app opens no Redis connection. Redis frozen or gone: its API answers 503
+ * QUEUE_UNAVAILABLE (Retry-After) within BOARD_BOUND_MS instead of hanging (runBounded).
  * These are browser pages, not API routes: they are not in the route table or /openapi.json.
  */
 export const BOARD_PATH = '/admin/queues';
 const LOGIN_PATH = '/admin/login';
 const LOGOUT_PATH = '/admin/logout';
+/** How long a bull-board request may take before it answers 503 QUEUE_UNAVAILABLE, in ms (issue 7 item 2). */
+export const BOARD_BOUND_MS = 1500;
+/** How long the Redis ping before a bull-board API call may take, in ms. */
+export const BOARD_PING_MS = 500;
+/** The paths whose POST forms the app parses before boardRoutes runs (api/app.ts). */
+export const BOARD_FORMS: ReadonlySet<string> = new Set([LOGIN_PATH, LOGOUT_PATH]);
 /**
  * CSP of bull-board's pages: only `frame-ancestors 'none'`, since its UI loads its own scripts and
  * styles (the sign-in pages have the strict PAGE_CSP of views.ts).
@@ -42,14 +49,22 @@ export const BOARD_CSP = "frame-ancestors 'none'";
 
 /**
  * The middleware serving the paths above; every other path goes to `next`.
- * @param opts.throttle login throttle (default: 5 failures per IP + e-mail per minute in deps.redis)
+ * @param opts.throttle login throttle (default: 5 failures per IP + e-mail per minute and
+ *   deps.config.loginIpLimit per IP per 15 minutes, in deps.redis with an in-memory fallback)
  */
 export function boardRoutes(
   deps: AppDeps,
   opts: { throttle?: LoginThrottle } = {},
 ): Koa.Middleware<AppState, { deps: AppDeps }> {
   const throttle =
-    opts.throttle ?? new LoginThrottle(deps.redis, { points: 5, durationSeconds: 60, keyPrefix: 'rl:board-login' });
+    opts.throttle ??
+    new LoginThrottle(deps.redis, {
+      points: 5,
+      durationSeconds: 60,
+      keyPrefix: 'rl:board-login',
+      ipPoints: deps.config.loginIpLimit,
+      onFallback: () => deps.logger.warn('board sign-in throttle: Redis unavailable, counting in memory'),
+    });
   let board: Koa.Middleware | null = null;
   const getBoard = (): Koa.Middleware => {
     if (!board) {
@@ -86,9 +101,37 @@ export function boardRoutes(
     if (!readOnly && !sameOrigin(ctx)) throw new Forbidden('Cross-origin request refused.');
     ctx.state.auth = boardAuth(session);
     ctx.set('Cache-Control', 'no-store');
-    await getBoard()(ctx, next);
+    await runBounded(deps, ctx, () => getBoard()(ctx, next));
   };
   return mw;
+}
+
+/**
+ * Runs bull-board with a time bound: its JSON API first pings Redis (BOARD_PING_MS), then the call
+ * races BOARD_BOUND_MS; a failed ping, a timeout, or a 5xx of the board while Redis does not answer
+ * the ping become 503 QUEUE_UNAVAILABLE with Retry-After. A call that loses the race is abandoned:
+ * once the answer is sent, Koa ignores what it sets later.
+ * @throws QueueUnavailableError when Redis does not answer in time
+ */
+async function runBounded(deps: AppDeps, ctx: AppContext, board: () => Promise<unknown>): Promise<void> {
+  const api = ctx.path.startsWith(`${BOARD_PATH}/api/`);
+  if (api && !(await deps.queues.ping(BOARD_PING_MS))) throw new QueueUnavailableError('bull-board');
+  let timer: NodeJS.Timeout | undefined;
+  const running = board().then(() => 'done' as const);
+  running.catch(() => {
+    /* an abandoned call's late failure has nobody to report to */
+  });
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), BOARD_BOUND_MS);
+  });
+  try {
+    if ((await Promise.race([running, timeout])) === 'timeout') throw new QueueUnavailableError('bull-board');
+  } finally {
+    clearTimeout(timer);
+  }
+  if (api && ctx.status >= 500 && !(await deps.queues.ping(BOARD_PING_MS))) {
+    throw new QueueUnavailableError('bull-board');
+  }
 }
 
 /** The AuthInfo of a board session (for the request log line). */

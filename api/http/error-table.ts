@@ -3,6 +3,7 @@ import { QueueUnavailableError } from '../../jobs/queues.js';
 import { EmailNotFoundError, MailAuthError, MailServerError } from '../../jobs/adapters/mailbox-client/index.js';
 import { StorageKeyError, StorageLimitError, StorageNotFoundError, StorageTypeError } from '../../lib/storage/index.js';
 import { MoneyError } from '../../lib/money.js';
+import { isDatabaseUnavailable } from '../../db/unavailable.js';
 
 /**
  * The one class -> status and code table of both services (DESIGN.md §3, §4; Strapi's error
@@ -76,6 +77,17 @@ const PG_MAP: Record<string, { status: number; code: string; message: string }> 
   '22P05': { status: 422, code: 'VALIDATION_FAILED', message: 'A value contains a character that is not allowed.' },
 };
 
+/**
+ * PostgreSQL frozen, restarting, in recovery, refusing connections, or no pooled connection within
+ * the acquire bound (db/unavailable.ts): 503 with Retry-After (seconds; issue 7 item 3).
+ */
+export const DATABASE_UNAVAILABLE = {
+  status: 503,
+  code: 'DATABASE_UNAVAILABLE',
+  message: 'The database is unavailable. Retry later.',
+  retryAfterSeconds: 5,
+} as const;
+
 const SERVER_ERROR = 'Server error. Contact the administrator with this request id and the request time.';
 
 function fromAppError(e: AppError): HttpError {
@@ -96,6 +108,8 @@ function fromAppError(e: AppError): HttpError {
  * - lower-layer classes of FOREIGN (queue, mailbox client) -> their row, with a fixed message;
  * - PostgreSQL errors (also wrapped by Objection as `nativeError`): 23505 -> 409 CONFLICT; not-null,
  *   foreign key, check and 22xxx data errors -> 422 VALIDATION_FAILED with `errors: {<column|body>: [...]}`;
+ * - PostgreSQL unavailable (db/unavailable.ts: connection errors, 08xxx, 57P01-57P03, statement or
+ *   pool timeouts, a connection dropped for silence) -> 503 DATABASE_UNAVAILABLE with Retry-After;
  * - body-parser client errors (http-errors with expose): malformed JSON (400/415/422) -> 422 with
  *   `errors.body`, too large (413) -> 413 PAYLOAD_TOO_LARGE, others keep their 4xx as BAD_REQUEST;
  * - anything else -> 500 SERVER_ERROR (known: false).
@@ -125,6 +139,10 @@ export function describeError(e: unknown): HttpError {
       known: true,
       ...(m.status === 422 ? { errors: { [col ?? 'body']: [m.message] } } : {}),
     };
+  }
+  if (isDatabaseUnavailable(e)) {
+    const { status, code, message, retryAfterSeconds } = DATABASE_UNAVAILABLE;
+    return { status, code, message, headers: { 'Retry-After': String(retryAfterSeconds) }, extra: {}, known: true };
   }
   const http = e as { status?: unknown; expose?: unknown };
   if (http?.expose && typeof http.status === 'number' && http.status >= 400 && http.status < 500) {

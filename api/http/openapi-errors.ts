@@ -51,7 +51,8 @@ function forbiddenReasons(def: AnyWebRoute): string[] {
  * - 413 PAYLOAD_TOO_LARGE when the route takes a body;
  * - 422 VALIDATION_FAILED when it validates params, query, body or an Idempotency-Key;
  * - 429 RATE_LIMITED with Retry-After and X-RateLimit-* when rateLimited;
- * - 431 HEADERS_TOO_LARGE (Node's limit of 16 KB, api/http/client-error.ts) and 500 SERVER_ERROR always.
+ * - 431 HEADERS_TOO_LARGE (Node's limit of 16 KB, api/http/client-error.ts) and 500 SERVER_ERROR always;
+ * - 503 DATABASE_UNAVAILABLE with Retry-After always (PostgreSQL down, frozen or restarting).
  * @param def the route
  * @param hasPathParams whether the route's path has parameters
  * @returns status -> response (the route's own responses override these by status)
@@ -96,6 +97,10 @@ export function webCommonErrors(def: AnyWebRoute, hasPathParams: boolean): Recor
   };
   out[500] = {
     description: 'SERVER_ERROR: unexpected failure; the body carries the request id that is also in the server log.',
+  };
+  out[503] = {
+    description: 'DATABASE_UNAVAILABLE: PostgreSQL is down, frozen or restarting; retry after Retry-After seconds.',
+    headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
   };
   for (const r of Object.values(out)) r.schema = errorBody;
   return out;

@@ -77,6 +77,12 @@ export interface MountOptions<C, D> {
   /** Middleware run after validation, before the handler (idempotency, mailbox password). */
   after?(def: D): Middleware<C>[];
   /**
+   * The body parser (api/http/body.ts jsonBody), run after `before`: a route's authentication and
+   * checks come first, so the body of a client that is refused is never read (issue 7 item 6,
+   * slow clients). Without it the route reads whatever an app-level parser left in ctx.request.body.
+   */
+  body?: Koa.Middleware;
+  /**
    * Digits-only path ids (DESIGN.md §10 "path ids"): a path parameter whose params schema is an
    * integer matches only a segment of ASCII digits; any other segment falls through to the next
    * route (and finally 404), so `/tickets/incidents` never reaches `/tickets/:id`. Default false.
@@ -94,8 +100,10 @@ export function integerParams(params: Schema | undefined): string[] {
 
 /**
  * Registers a route table on a Koa router (both services), one composed middleware per route:
- * [digit-id match, else fall through] -> opts.before(def) ->
+ * [digit-id match, else fall through] -> opts.before(def) -> opts.body (parse) ->
  * validate params, query and body (ajv; 422 through the error table) -> opts.after(def) -> handler.
+ * When the route fails before its body was read completely, the answer carries `Connection: close`,
+ * so a refused client cannot keep the connection busy by trickling the rest of its body.
  * Validated values land in ctx.state.params, ctx.state.query and ctx.state.body (the body is a
  * structured clone, so ajv's defaults never touch the parsed request).
  * @param router the service's router
@@ -108,6 +116,10 @@ export function mountRoutes<
 >(router: Router, defs: readonly D[], opts: MountOptions<C, D>): void {
   for (const def of defs) {
     const chain: Middleware<C>[] = [...opts.before(def)];
+    if (opts.body) {
+      const parse = opts.body;
+      chain.push(async (ctx, next) => parse(ctx, next));
+    }
     chain.push(async (ctx, next) => {
       const raw: Record<string, string> = ctx.params;
       ctx.state.params = def.params ? validate(queryAjv, def.params, { ...raw }) : { ...raw };
@@ -129,7 +141,12 @@ export function mountRoutes<
     const route: Middleware<C> = async (ctx, next) => {
       const raw: Record<string, string> = ctx.params;
       if (ids.some((n) => raw[n] !== undefined && !/^[0-9]+$/.test(raw[n]))) return next();
-      await run(ctx);
+      try {
+        await run(ctx);
+      } catch (e) {
+        if (!ctx.req.complete) ctx.set('Connection', 'close');
+        throw e;
+      }
     };
     router[def.method](def.path, route);
   }

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type Koa from 'koa';
 import type { Next } from 'koa';
 import { authenticate, authorize, type AuthKind } from '../middleware/auth.js';
 import { assertDemoAllowed, type DemoAction } from '../middleware/demo-guard.js';
@@ -45,17 +46,20 @@ export interface WebMountHooks {
   /** Per-token limiter of rateLimited routes, applied by authenticate() (api/middleware/rate-limit.ts). */
   rateLimit?: TokenRateLimiter;
   idempotency?: (ctx: AppContext, next: Next) => Promise<void>;
+  /** The body parser, run after authentication and authorization (api/http/route.ts MountOptions.body). */
+  body?: Koa.Middleware;
 }
 
 /**
  * Registers the web route table: authenticate (with the per-token rate limit of rateLimited routes)
- * -> authorize (access, module switch, permission, tenant) -> demo guard -> validate -> idempotency
+ * -> authorize (access, module switch, permission, tenant) -> demo guard -> body parser -> validate -> idempotency
  * -> route middleware -> handler. Path ids are digits only (DESIGN.md §10). A refused permission,
  * module or demo action answers before validation and changes nothing.
  */
 export function mountWebRoutes(router: Router, defs: readonly AnyWebRoute[], hooks: WebMountHooks = {}): void {
   mountRoutes<AppContext, AnyWebRoute>(router, defs, {
     digitIds: true,
+    body: hooks.body,
     before: (def) => [
       authenticate(def.auth, def.rateLimited ? hooks.rateLimit : undefined),
       authorize({ access: def.access, permission: def.permission, module: def.module, tenant: def.tenant }),

@@ -5,6 +5,7 @@ import { refuseNulInUrl } from '../http/hostile-input.js';
 import { securityHeaders } from '../http/security-headers.js';
 import { QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { BLOCKING_REDIS_OVERRIDES } from '../../lib/redis.js';
 import { mailErrorsAndLogging } from './middleware/errors.js';
 import { keyRateLimit, DEFAULT_MAIL_RATE_LIMIT } from './middleware/rate-limit.js';
 import { mountMailRoutes } from './routes.js';
@@ -24,7 +25,8 @@ function createRuntime(deps: MailDeps): MailRuntime {
   let events: { qe: QueueEvents; conn: Redis } | null = null;
   const get = () => {
     if (!events) {
-      const conn = deps.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+      // blocking XREAD: none of the request-path bounds of deps.redis (lib/redis.ts)
+      const conn = deps.redis.duplicate(BLOCKING_REDIS_OVERRIDES);
       conn.on('error', () => {
         /* surfaced by the waiting request */
       });
@@ -68,17 +70,18 @@ export function createMailApp(deps: MailDeps): { app: Koa<MailState>; router: Ro
   // nosniff everywhere, no-store on /api (issue 7); NUL in the path or query -> 422 invalid_request
   app.use(securityHeaders({ noStore: ['/api'] }));
   app.use(refuseNulInUrl());
-  // JSON bodies under /api/ only (1 MB; malformed -> invalid_request, too large -> payload_too_large)
-  app.use(jsonBody({ limit: '1mb', when: (ctx) => ctx.path.startsWith('/api/') }));
 
   const router = new Router();
   const rl = deps.config.rateLimit ?? DEFAULT_MAIL_RATE_LIMIT;
   mountMailRoutes(router, mailRoutes, {
-    rateLimit: keyRateLimit(deps.redis, {
-      points: rl.points,
-      durationSeconds: rl.durationSeconds,
-      keyPrefix: deps.config.rateLimitPrefix,
-    }),
+    rateLimit: keyRateLimit(
+      deps.redis,
+      { points: rl.points, durationSeconds: rl.durationSeconds, keyPrefix: deps.config.rateLimitPrefix },
+      () => deps.logger.warn('mail rate limiter: Redis unavailable, counting in memory'),
+    ),
+    // JSON bodies of the API routes (1 MB; malformed -> invalid_request, too large -> payload_too_large), read only
+    // after the key, rate limit, scope and path checks passed; the dashboard parses its own forms
+    body: jsonBody({ limit: '1mb' }),
   });
   app.use(router.routes());
   app.use(router.allowedMethods());
@@ -90,7 +93,12 @@ export function createMailApp(deps: MailDeps): { app: Koa<MailState>; router: Ro
     knex: deps.knex,
     redis: deps.redis,
     logger: deps.logger,
-    config: { mailBaseUrl: deps.config.mailBaseUrl, appKey: deps.config.appKey },
+    config: {
+      mailBaseUrl: deps.config.mailBaseUrl,
+      appKey: deps.config.appKey,
+      loginIpLimit: deps.config.loginIpLimit,
+      loginThrottle: deps.config.loginThrottle,
+    },
   });
   app.use(dashboard.routes());
   app.use(dashboard.allowedMethods());

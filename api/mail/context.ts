@@ -38,6 +38,10 @@ export interface MailConfig {
   trustProxy?: boolean;
   /** Redis key prefix of the rate-limit counters (default `rl:mailkey`; tests isolate with their own). */
   rateLimitPrefix?: string;
+  /** Failed dashboard sign-ins per IP across all e-mails per 15 minutes (LOGIN_IP_LIMIT, default 20). */
+  loginIpLimit?: number;
+  /** Dashboard sign-in throttle per IP + e-mail (default 5 per 15 minutes; tests isolate with their own prefix). */
+  loginThrottle?: import('../../lib/login-throttle.js').LoginThrottleOptions;
 }
 
 /** A registered mailbox as the routes resolve it from the path (row of mail_mailboxes + its domain). */

@@ -48,6 +48,7 @@ export const MAIL_ERRORS = {
     message: 'Server error. Contact the administrator with this request id and the request time.',
   },
   queue_unavailable: { status: 503, message: 'The job queue is unavailable. Retry later.' },
+  service_unavailable: { status: 503, message: 'The service is temporarily unavailable (database). Retry later.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type MailErrorCode = keyof typeof MAIL_ERRORS;

@@ -50,7 +50,11 @@ export const createRoutes: AnyMailRoute[] = [
         schema: pendingResult,
       },
       ...failures,
-      503: { description: 'queue_unavailable: the job queue (Redis) is down; nothing was created.' },
+      503: {
+        description:
+          'queue_unavailable: the job queue (Redis) is down; nothing was created. ' +
+          'service_unavailable: the database is down. Both with Retry-After.',
+      },
     },
     async handler(ctx) {
       const body = ctx.state.body;

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type Koa from 'koa';
 import { mountRoutes, type Input, type RouteDef } from '../http/route.js';
 import { apiKeyAuth, requireScope } from './middleware/auth.js';
 import { requireMailboxPassword, resolveDomain, resolveMailbox } from './middleware/resolve.js';
@@ -36,17 +37,21 @@ export function mailRoute<P = Input, Q = Input, B = Input>(def: MailRouteDef<P, 
 /** Hooks every protected route gets. */
 export interface MailMountHooks {
   rateLimit: (ctx: MailContext, next: () => Promise<unknown>) => Promise<void>;
+  /** The JSON body parser, run after the key, rate limit, scope and path checks (route.ts MountOptions.body). */
+  body?: Koa.Middleware;
 }
 
 /**
  * Registers the route table on a router through the shared mountRoutes. Order of checks
  * (docs/mailbox-api.md): 401 unauthorized -> 429 rate_limited -> 403 forbidden (scope) -> 404
- * mailbox_not_found / domain_not_found -> 403 mailbox_not_allowed / domain_not_allowed -> 422
- * invalid_request (path id, query, body) -> 422 mailbox_password_required -> handler (401
+ * mailbox_not_found / domain_not_found -> 403 mailbox_not_allowed / domain_not_allowed -> body
+ * parser (413 payload_too_large, 422 malformed JSON) -> 422 invalid_request (path id, query, body) -> 422
+ * mailbox_password_required -> handler (401
  * mailbox_auth_failed, 404 email_not_found, 502 mail_server_error, ...).
  */
 export function mountMailRoutes(router: Router, defs: readonly AnyMailRoute[], hooks: MailMountHooks): void {
   mountRoutes<MailContext, AnyMailRoute>(router, defs, {
+    body: hooks.body,
     before: (def) => [
       ...(def.scope ? [apiKeyAuth(), hooks.rateLimit, requireScope(def.scope)] : []),
       ...(def.resolve === 'mailbox' ? [resolveMailbox()] : def.resolve === 'domain' ? [resolveDomain()] : []),

@@ -1,10 +1,14 @@
 import { createHash } from 'node:crypto';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
+import { insuredRedisLimiter } from '../../lib/limiter.js';
 import { RateLimited } from '../errors.js';
 import type { AppContext } from '../context.js';
 
-/** The outcome of consuming one point: allowed, refused (limit reached), or the store failed. */
+/**
+ * The outcome of consuming one point: allowed, refused (limit reached), or both the Redis store and
+ * its in-memory stand-in failed (not expected: the memory limiter does not fail).
+ */
 export type RateDecision =
   | { kind: 'allowed'; res: RateLimiterRes }
   | { kind: 'refused'; res: RateLimiterRes }
@@ -21,13 +25,17 @@ export type RateDecision =
  * valid checksum but a wrong secret) must never spend the real token's budget. A verified token
  * maps to exactly one bucket, so the limit is still per token. Buckets of tokens that fail
  * authentication are deleted (`discard`), so garbage tokens do not pile up keys in Redis.
+ *
+ * When Redis fails or freezes (bounded by the connection's command timeout, lib/redis.ts), an
+ * in-memory limiter with the same limit counts instead (lib/limiter.ts insuredRedisLimiter): the
+ * limit then holds per process, it never switches off (issue 7 item 2).
  */
 export interface TokenRateLimiter {
   /** Consumes one point for the presented token; never rejects (store errors become 'unavailable'). */
   consume(token: string): Promise<RateDecision>;
   /**
    * Applies a decision to a request of a verified token: sets X-RateLimit-Limit, -Remaining and
-   * -Reset (epoch seconds); on 'unavailable' logs a warning and lets the request through.
+   * -Reset (epoch seconds); on 'unavailable' (no store at all) logs a warning and lets the request through.
    * @throws RateLimited (429 RATE_LIMITED with Retry-After) when refused
    */
   apply(ctx: AppContext, decision: RateDecision): void;
@@ -47,17 +55,18 @@ export function rateLimitBucket(token: string): string {
  * Builds the limiter.
  * @param redis connection used for the counters
  * @param opts points per window and window length in seconds; keyPrefix for isolation (tests)
+ * @param onFallback called when the in-memory limiter answers (at most every 30 s), e.g. a warning log
  */
 export function tokenRateLimit(
   redis: Redis,
   opts: { points: number; durationSeconds: number; keyPrefix?: string },
+  onFallback?: () => void,
 ): TokenRateLimiter {
-  const limiter = new RateLimiterRedis({
-    storeClient: redis,
-    points: opts.points,
-    duration: opts.durationSeconds,
-    keyPrefix: opts.keyPrefix ?? 'rl:token',
-  });
+  const limiter = insuredRedisLimiter(
+    redis,
+    { points: opts.points, durationSeconds: opts.durationSeconds, keyPrefix: opts.keyPrefix ?? 'rl:token' },
+    onFallback,
+  );
   const reset = (res: RateLimiterRes) => String(Math.ceil((Date.now() + res.msBeforeNext) / 1000));
   return {
     consume(token) {
@@ -69,7 +78,7 @@ export function tokenRateLimit(
     },
     apply(ctx, decision) {
       if (decision.kind === 'unavailable') {
-        // Redis error: let the request through rather than fail every call; log it.
+        // neither Redis nor memory answered: let the request through rather than fail every call; log it
         ctx.deps.logger.warn({ err: decision.error }, 'rate limiter unavailable');
         return;
       }

@@ -29,17 +29,19 @@ export type { DashboardDeps } from './kit.js';
  * edit, mailboxes), /dashboard/keys (list, two-step create, revoke with confirmation).
  * Session: cookie `mbx_session` (a `mbxs` token, 12 h, HttpOnly, SameSite=Strict, Secure on https).
  * Every POST form carries a CSRF token (HMAC of the session under APP_KEY; 403 on mismatch).
- * Login: 5 failures per 15 minutes per IP + e-mail, then 429.
+ * Login: 5 failures per 15 minutes per IP + e-mail, and loginIpLimit (default 20) per IP across
+ * all e-mails (password spraying), then 429 with Retry-After; in memory while Redis is down.
  * @param deps knex, redis, logger and config {mailBaseUrl, appKey, secureCookies?, loginThrottle?}
  * @returns a router (mount with router.routes() / router.allowedMethods())
  */
 export function createDashboardRouter(deps: DashboardDeps): Router {
   const router = new Router();
   const kit = createKit(deps);
-  const throttle = new LoginThrottle(
-    deps.redis,
-    deps.config.loginThrottle ?? { points: 5, durationSeconds: 900, keyPrefix: 'rl:mail-dashboard-login' },
-  );
+  const throttle = new LoginThrottle(deps.redis, {
+    ipPoints: deps.config.loginIpLimit,
+    ...(deps.config.loginThrottle ?? { points: 5, durationSeconds: 900, keyPrefix: 'rl:mail-dashboard-login' }),
+    onFallback: () => deps.logger.warn('dashboard sign-in throttle: Redis unavailable, counting in memory'),
+  });
 
   router.get(
     '/login',

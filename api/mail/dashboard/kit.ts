@@ -6,6 +6,7 @@ import { koaBody } from 'koa-body';
 import { inspectBody } from '../../http/hostile-input.js';
 import type { Logger } from '../../../lib/logger.js';
 import { verifyOperatorSession, type OperatorSession } from '../operators/service.js';
+import { describeError } from '../../http/error-table.js';
 import { html, layout, type LayoutSession, type SafeHtml } from './html.js';
 import {
   csrfForSession,
@@ -35,6 +36,8 @@ export interface DashboardDeps {
     secureCookies?: boolean;
     /** Login throttling (default 5 failures per 15 minutes per IP + e-mail). */
     loginThrottle?: LoginThrottleOptions;
+    /** Failed sign-ins per IP across all e-mails per 15 minutes (LOGIN_IP_LIMIT, default 20). */
+    loginIpLimit?: number;
   };
 }
 
@@ -119,10 +122,14 @@ export function createKit(deps: DashboardDeps): Kit {
         const token = readCookie(ctx, SESSION_COOKIE) ?? '';
         const session = token ? await verifyOperatorSession(deps.knex, token) : null;
         if (session) Object.assign(req, { session, token, csrf: csrfForSession(deps.config.appKey, token) });
+        // the session is checked before the form is read: an anonymous client cannot make us wait for its body
+        if (opts.auth && !session) {
+          if (ctx.method === 'POST' && !ctx.req.complete) ctx.set('Connection', 'close');
+          return redirect(ctx, '/login');
+        }
         if (ctx.method === 'POST') req.body = await parseForm(ctx);
         // NUL in a field (or absurd nesting) would reach PostgreSQL: the "Bad request" page, nothing changed (issue 7)
         if (inspectBody(req.body)) throw Object.assign(new Error('hostile form body'), { status: 422, expose: true });
-        if (opts.auth && !session) return redirect(ctx, '/login');
         if (ctx.method === 'POST' && opts.auth && !csrfMatches(req.csrf, req.body._csrf)) {
           return render(
             ctx,
@@ -152,6 +159,20 @@ export function createKit(deps: DashboardDeps): Kit {
           );
         }
         const requestId = (ctx.state as { requestId?: string }).requestId ?? randomUUID();
+        const described = describeError(e);
+        if (described.status === 503) {
+          // Redis or PostgreSQL down (issue 7): a retryable page, not a server error
+          deps.logger.warn({ request_id: requestId, path: ctx.path, code: described.code }, 'dashboard unavailable');
+          for (const [k, v] of Object.entries(described.headers)) ctx.set(k, v);
+          return render(
+            ctx,
+            503,
+            'Unavailable',
+            html`<h1>Temporarily unavailable</h1>
+              <div class="alert err">The service cannot reach its database right now. Try again in a moment.</div>`,
+            req,
+          );
+        }
         deps.logger.error(
           { err: e, request_id: requestId, path: ctx.path, method: ctx.method },
           'dashboard request failed',

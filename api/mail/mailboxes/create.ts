@@ -125,7 +125,7 @@ export async function startMailboxCreate(
       { err: e instanceof Error ? e.message : String(e), request_id: requestId },
       'mailbox-create enqueue failed',
     );
-    throw new MailApiError('queue_unavailable', undefined, { cause: e });
+    throw new MailApiError('queue_unavailable', undefined, { cause: e, headers: { 'Retry-After': '5' } });
   }
 }
 

@@ -16,6 +16,7 @@ const MAIL_CODE: Record<string, MailErrorCode> = {
   PAYLOAD_TOO_LARGE: 'payload_too_large',
   RATE_LIMITED: 'rate_limited',
   QUEUE_UNAVAILABLE: 'queue_unavailable',
+  DATABASE_UNAVAILABLE: 'service_unavailable',
   SERVER_ERROR: 'server_error',
   BAD_REQUEST: 'invalid_request',
   CONFLICT: 'invalid_request',

@@ -8,7 +8,16 @@ import { createQueues } from '../../../jobs/queues.js';
 import { structuralProblems } from '../../api/docs/openapi-check.js';
 import { env } from '../../helpers/env.js';
 import { FakeMailboxClient } from './fake-client.js';
-import { TEST_APP_KEY, captureLogger, startMailTestApp, type MailTestApp } from './support.js';
+import {
+  TEST_APP_KEY,
+  captureLogger,
+  enc,
+  makeDomain,
+  makeKey,
+  makeMailbox,
+  startMailTestApp,
+  type MailTestApp,
+} from './support.js';
 
 describe('Mailbox API: index, /openapi.json, /docs (document 3)', () => {
   let app: MailTestApp;
@@ -122,10 +131,15 @@ describe('Mailbox API: index, /openapi.json, /docs (document 3)', () => {
     expect(nope.body).to.deep.include({ ok: false, error: 'not_found' });
   });
 
-  it('a JSON body over 1 MB answers 413 payload_too_large, as JSON', async () => {
-    const res = await app.request('POST', '/api/v1/mailboxes/x%40example.test/send', {
-      raw: JSON.stringify({ to: 'a@example.test', subject: 's', body: 'x'.repeat(1_100_000) }),
-    });
+  it('a JSON body over 1 MB answers 413 payload_too_large, as JSON; without a key 401 comes first, body unread', async () => {
+    const domain = await makeDomain();
+    const box = await makeMailbox(domain);
+    const { key } = await makeKey(domain, [box.id], ['emails:send']);
+    const raw = JSON.stringify({ to: 'a@example.test', subject: 's', body: 'x'.repeat(1_100_000) });
+    const anonymous = await app.request('POST', `/api/v1/mailboxes/${enc(box.email)}/send`, { raw });
+    expect(anonymous.status).to.equal(401);
+    expect(anonymous.headers.get('connection')).to.equal('close');
+    const res = await app.request('POST', `/api/v1/mailboxes/${enc(box.email)}/send`, { raw, key });
     expect(res.status).to.equal(413);
     expect(res.body).to.deep.equal({
       ok: false,
