@@ -17,7 +17,9 @@ export type TenantTable =
   | 'customer_search_words'
   | 'audit_log'
   | 'auth_tokens'
-  | 'schedules';
+  | 'schedules'
+  | 'home_bases'
+  | 'nas';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -33,6 +35,8 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'audit_log',
   'auth_tokens',
   'schedules',
+  'home_bases',
+  'nas',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

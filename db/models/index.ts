@@ -12,3 +12,5 @@ export { Olt } from './olt.js';
 export { Onu } from './onu.js';
 export { AuditLog } from './audit-log.js';
 export { Schedule, type ScheduleStatus } from './schedule.js';
+export { HomeBase } from './home-base.js';
+export { Nas } from './nas.js';
