@@ -6,6 +6,7 @@ import { ConfigError, loadServerConfig } from '../lib/config.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { createKnex } from '../db/knex.js';
 import {
+  createQueues,
   DEFAULT_JOB_OPTIONS,
   QUEUE_NAMES,
   QUEUE_PREFIX,
@@ -103,7 +104,8 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
   const prefix = opts.prefix ?? QUEUE_PREFIX;
   const logger = opts.logger;
   const logError = throttledLogger(logger);
-  configureJobDeps({ knex: opts.knex, logger, appKey: opts.appKey, clock: opts.clock });
+  const producers = createQueues(opts.redisUrl, { prefix }); // processors that enqueue (onu-poll sweep)
+  configureJobDeps({ knex: opts.knex, logger, appKey: opts.appKey, clock: opts.clock, queues: producers });
 
   const runnable = names.filter((n) => registry[n]);
   const skipped = names.filter((n) => !registry[n]);
@@ -159,7 +161,7 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
         timer.unref();
         await Promise.allSettled([...workers.values()].map((w) => w.close()));
         clearTimeout(timer);
-        await Promise.allSettled(schedulerQueues.map((q) => q.close()));
+        await Promise.allSettled([...schedulerQueues.map((q) => q.close()), producers.close()]);
         await connection.quit().catch(() => connection.disconnect());
         logger.info('workers stopped');
       })();
