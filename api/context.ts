@@ -22,6 +22,8 @@ export interface AppDeps {
     trustProxy?: boolean;
     /** Secure cookies (true behind https). */
     secureCookies?: boolean;
+    /** APP_KEY (32 bytes): seals write-only credentials at rest (OLT and NAS credentials; lib/crypto.ts). */
+    appKey?: Buffer;
   };
 }
 

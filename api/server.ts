@@ -28,6 +28,7 @@ export async function startWeb(env?: NodeJS.ProcessEnv): Promise<{ server: http.
       trustProxy: config.trustProxy,
       rateLimit: { points: config.externalRateLimit, durationSeconds: 60 },
       secureCookies: config.publicBaseUrl.startsWith('https:'),
+      appKey: config.appKey,
     },
   });
   const server = http.createServer(app.callback());

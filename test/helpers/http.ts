@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createApp } from '../../api/app.js';
@@ -28,10 +29,15 @@ export interface TestApp {
   url: string;
   logs: string[];
   queues: Queues;
+  /** The APP_KEY the app seals credentials with (TEST_WEB_APP_KEY unless the config overrides it). */
+  appKey: Buffer;
   request(method: string, path: string, opts?: RequestOptions): Promise<TestResponse>;
 }
 
 let counter = 0;
+
+/** The APP_KEY of the web apps of this test run (startTestApp), so tests can open what they sealed. */
+export const TEST_WEB_APP_KEY: Buffer = randomBytes(32);
 
 /**
  * Starts the web app on an ephemeral port against the test database and Redis. Log lines are
@@ -53,7 +59,12 @@ export async function startTestApp(config: Partial<AppDeps['config']> = {}): Pro
     redis: env.redis,
     logger,
     queues,
-    config: { publicBaseUrl: 'http://127.0.0.1', rateLimit: { points: 100000, durationSeconds: 60 }, ...config },
+    config: {
+      publicBaseUrl: 'http://127.0.0.1',
+      rateLimit: { points: 100000, durationSeconds: 60 },
+      appKey: TEST_WEB_APP_KEY,
+      ...config,
+    },
   });
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -67,6 +78,7 @@ export async function startTestApp(config: Partial<AppDeps['config']> = {}): Pro
     url,
     logs,
     queues,
+    appKey: config.appKey ?? TEST_WEB_APP_KEY,
     async request(method, path, opts = {}) {
       const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
       if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
