@@ -5,6 +5,11 @@ import { externalRoutes } from './external/routes.js';
 import { ticketRoutes } from './tickets/routes.js';
 import { auditLogRoutes } from './audit-logs/routes.js';
 import { scheduleRoutes } from './schedules/routes.js';
+import { packageRoutes } from './packages/routes.js';
+import { oltRoutes } from './olts/routes.js';
+import { onuRoutes } from './onus/routes.js';
+import { nasRoutes } from './nas/routes.js';
+import { homeBaseRoutes } from './home-bases/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -17,4 +22,9 @@ export const webRoutes: AnyWebRoute[] = [
   ...ticketRoutes,
   ...auditLogRoutes,
   ...scheduleRoutes,
+  ...packageRoutes,
+  ...oltRoutes,
+  ...onuRoutes,
+  ...nasRoutes,
+  ...homeBaseRoutes,
 ];

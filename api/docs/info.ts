@@ -36,4 +36,7 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
   tickets: 'Admin ticket endpoints.',
   schedules: 'Technician schedules (schedules.view / schedules.manage).',
   audit: "The tenant's audit log: money, provisioning, permission and file actions (settings.view).",
+  packages: 'Service packages (customers.view / customers.manage).',
+  network: 'OLTs, ONUs and NAS; ONU readings from the onu-poll job (customers.view / network.manage).',
+  'home-bases': 'Home bases of the technicians (customers.view / homebase.manage).',
 };
