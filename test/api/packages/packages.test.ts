@@ -103,7 +103,7 @@ describe('/api/packages', () => {
     expect(all.per_page).to.equal(20);
     expect(all.data.map((p: { id: number }) => p.id)).to.deep.equal([old, partner, ...ids.reverse()]);
     expect(
-      (await list(`search=${encodeURIComponent(tag)}&is_partner_package=true`)).data.map((p: any) => p.id),
+      (await list(`search=${encodeURIComponent(tag)}&is_partner_package=true`)).data.map((p: { id: number }) => p.id),
     ).to.deep.equal([partner]);
     const inactive = await list(`search=${encodeURIComponent(tag)}&is_active=false`);
     expect(inactive.data.map((p: { id: number }) => p.id)).to.deep.equal([old]);
