@@ -58,6 +58,12 @@ const onusOf = (oltId: number) =>
 const oltRow = (id: number) => env.knex('olts').where({ id }).first();
 const pollJob = (f: TenantFixture, oltId: number) => fakeJob({ olt_id: oltId, tenant_id: f.tenant.id });
 
+/** The per-OLT result of a run (fails the test for a sweep result). */
+function oltResult(r: onuPoll.OnuPollResult): onuPoll.OnuPollOltResult {
+  if (r.kind !== 'olt') throw new Error(`expected a per-OLT result, got ${r.kind}`);
+  return r;
+}
+
 /** An adapter that answers with `fn` (tests inject it through JobDeps.oltAdapters as driver "fake"). */
 const adapter = (fn: OltAdapter['poll']): Record<string, OltAdapter> => ({ fake: { driver: 'fake', poll: fn } });
 
@@ -75,7 +81,7 @@ describe('job onu-poll', () => {
     const { oltId, serials, inactiveId } = await oltWithOnus(t, 12);
     const inactiveBefore = await env.knex('onus').where({ id: inactiveId }).first();
     const { job, logs, progress } = pollJob(t, oltId);
-    const result = await onuPoll.process(job);
+    const result = oltResult(await onuPoll.process(job));
     const want = serials.map((s) => fakeReading(s, clock.now()));
     expect(result).to.include({ kind: 'olt', outcome: 'polled', onus: 12, unknown: 0, missing: 0 });
     expect(result.changed).to.equal(want.filter((r) => r.status !== 'offline').length);
@@ -98,17 +104,17 @@ describe('job onu-poll', () => {
     expect(progress.at(-1)).to.equal(100);
 
     const snapshot = JSON.stringify({ onus: await onusOf(oltId), olt: await oltRow(oltId) });
-    const again = await onuPoll.process(pollJob(t, oltId).job);
+    const again = oltResult(await onuPoll.process(pollJob(t, oltId).job));
     expect(again).to.include({ outcome: 'polled', changed: 0 });
     expect(JSON.stringify({ onus: await onusOf(oltId), olt: await oltRow(oltId) })).to.equal(snapshot);
   });
 
   it('a later poll moves uptime and last_seen of the online ONUs only', async () => {
     const { oltId, serials } = await oltWithOnus(t, 8);
-    await onuPoll.process(pollJob(t, oltId).job);
+    oltResult(await onuPoll.process(pollJob(t, oltId).job));
     try {
       clock.advance(300_000);
-      const result = await onuPoll.process(pollJob(t, oltId).job);
+      const result = oltResult(await onuPoll.process(pollJob(t, oltId).job));
       const online = serials.filter((s) => fakeReading(s, clock.now()).status === 'online');
       expect(result.changed).to.equal(online.length);
       const rows = await onusOf(oltId);
@@ -124,7 +130,7 @@ describe('job onu-poll', () => {
 
   it('unreachable OLT: status offline, last_poll_error unreachable, its ONUs keep their last readings', async () => {
     const { oltId } = await oltWithOnus(t, 5);
-    await onuPoll.process(pollJob(t, oltId).job);
+    oltResult(await onuPoll.process(pollJob(t, oltId).job));
     const before = await onusOf(oltId);
     configureJobDeps({
       knex: env.knex,
@@ -141,13 +147,13 @@ describe('job onu-poll', () => {
     expect(logs.at(-1)).to.match(/unreachable: status offline; its ONUs keep their last readings/);
     // reachable again: back online, error cleared
     configureJobDeps({ knex: env.knex, clock });
-    await onuPoll.process(pollJob(t, oltId).job);
+    oltResult(await onuPoll.process(pollJob(t, oltId).job));
     expect(await oltRow(oltId)).to.include({ status: 'online', last_poll_error: null });
   });
 
   it('refused credentials: UnrecoverableError, last_poll_error set, status and readings unchanged', async () => {
     const { oltId } = await oltWithOnus(t, 3);
-    await onuPoll.process(pollJob(t, oltId).job);
+    oltResult(await onuPoll.process(pollJob(t, oltId).job));
     const before = await onusOf(oltId);
     configureJobDeps({
       knex: env.knex,
@@ -158,7 +164,7 @@ describe('job onu-poll', () => {
     });
     let err: unknown;
     try {
-      await onuPoll.process(pollJob(t, oltId).job);
+      oltResult(await onuPoll.process(pollJob(t, oltId).job));
     } catch (e) {
       err = e;
     }
@@ -179,7 +185,7 @@ describe('job onu-poll', () => {
     });
     configureJobDeps({ knex: env.knex, clock, appKey: APP_KEY, oltAdapters: asking });
     const { job, logs } = pollJob(t, oltId);
-    const result = await onuPoll.process(job);
+    const result = oltResult(await onuPoll.process(job));
     expect(result.outcome).to.equal('polled');
     expect(seen).to.deep.equal(creds);
     expect(JSON.stringify({ result, logs, data: job.data })).not.to.include(SECRET);
@@ -187,7 +193,7 @@ describe('job onu-poll', () => {
     configureJobDeps({ knex: env.knex, clock, appKey: randomBytes(32), oltAdapters: asking });
     let err: unknown;
     try {
-      await onuPoll.process(pollJob(t, oltId).job);
+      oltResult(await onuPoll.process(pollJob(t, oltId).job));
     } catch (e) {
       err = e;
     }
@@ -205,13 +211,13 @@ describe('job onu-poll', () => {
       uptime: 60,
     });
     configureJobDeps({ knex: env.knex, clock, oltAdapters: adapter(async () => serials.map(online)) });
-    await onuPoll.process(pollJob(t, oltId).job);
+    oltResult(await onuPoll.process(pollJob(t, oltId).job));
     configureJobDeps({
       knex: env.knex,
       clock,
       oltAdapters: adapter(async () => [online(serials[0].toLowerCase()), online('HWTC00000000'), online(serials[2])]),
     });
-    const result = await onuPoll.process(pollJob(t, oltId).job);
+    const result = oltResult(await onuPoll.process(pollJob(t, oltId).job));
     expect(result).to.include({ unknown: 1, missing: 1, changed: 1 });
     expect(result.statuses).to.deep.equal({ online: 2, offline: 1 });
     const row = (await onusOf(oltId)).find((r) => r.serial_number === serials[1])!;
@@ -221,7 +227,7 @@ describe('job onu-poll', () => {
 
   it('drops a poll older than the last one applied (stale), and skips inactive or deleted OLTs', async () => {
     const { oltId } = await oltWithOnus(t, 2);
-    await onuPoll.process(pollJob(t, oltId).job);
+    oltResult(await onuPoll.process(pollJob(t, oltId).job));
     const snapshot = JSON.stringify({ onus: await onusOf(oltId), olt: await oltRow(oltId) });
     try {
       clock.advance(-60_000);
@@ -238,17 +244,17 @@ describe('job onu-poll', () => {
           })),
         ),
       });
-      expect((await onuPoll.process(pollJob(t, oltId).job)).outcome).to.equal('stale');
+      expect(oltResult(await onuPoll.process(pollJob(t, oltId).job)).outcome).to.equal('stale');
       expect(JSON.stringify({ onus: await onusOf(oltId), olt: await oltRow(oltId) })).to.equal(snapshot);
     } finally {
       clock.advance(60_000);
     }
     configureJobDeps({ knex: env.knex, clock });
     await env.knex('olts').where({ id: oltId }).update({ is_active: false });
-    expect((await onuPoll.process(pollJob(t, oltId).job)).outcome).to.equal('skipped');
+    expect(oltResult(await onuPoll.process(pollJob(t, oltId).job)).outcome).to.equal('skipped');
     const other = await makeTenant();
     // another tenant's id in the data: the tenant-scoped read finds nothing
-    expect((await onuPoll.process(pollJob(other, oltId).job)).outcome).to.equal('skipped');
+    expect(oltResult(await onuPoll.process(pollJob(other, oltId).job)).outcome).to.equal('skipped');
     expect(JSON.stringify({ onus: await onusOf(oltId) })).to.equal(JSON.stringify({ onus: JSON.parse(snapshot).onus }));
   });
 
