@@ -62,6 +62,32 @@ export default defineConfig(
     },
   },
   {
+    // Configuration in one place (issue 6 item 6): lib/config.ts reads and validates every environment variable and
+    // builds the environment of child processes (inheritedEnv); everything else gets a Config or a getter's value.
+    // Tests may set and pass on variables for the processes they start.
+    ignores: ['lib/config.ts', 'test/**'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'process',
+          property: 'env',
+          message: 'Read configuration through lib/config.ts (loadConfig or a getter); child env: inheritedEnv().',
+        },
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['process', 'node:process'].map((name) => ({
+            name,
+            importNames: ['env'],
+            message: 'Read configuration through lib/config.ts (loadConfig or a getter); child env: inheritedEnv().',
+          })),
+        },
+      ],
+    },
+  },
+  {
     // Plain JS config and rule files (CommonJS for .cjs).
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs' },

@@ -4,6 +4,8 @@ import type { AppContext, AppDeps, AppState } from './context.js';
 import { errorsAndLogging } from './middleware/errors.js';
 import { mountWebRoutes } from './http/web-route.js';
 import { jsonBody } from './http/body.js';
+import { refuseNulInUrl } from './http/hostile-input.js';
+import { securityHeaders } from './http/security-headers.js';
 import { tokenRateLimit } from './middleware/rate-limit.js';
 import { idempotency } from './middleware/idempotency.js';
 import { webRoutes } from './routes.js';
@@ -21,8 +23,12 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; router: Router }
   app.proxy = deps.config.trustProxy ?? false;
   app.context.deps = deps;
   app.silent = true; // errors are logged by errorsAndLogging, never printed by Koa
-  app.use(errorsAndLogging() as unknown as Koa.Middleware<AppState>);
-  // JSON and urlencoded bodies of POST, PUT and PATCH, 1 MB (malformed -> 422, too large -> 413 through the error table)
+  app.use(errorsAndLogging());
+  // nosniff everywhere, no-store on /api (issue 7); NUL in the path or query -> 422
+  app.use(securityHeaders({ noStore: ['/api'] }));
+  app.use(refuseNulInUrl());
+  // JSON and urlencoded bodies of POST, PUT and PATCH, 1 MB
+  // (malformed -> 422, too large -> 413 through the error table)
   app.use(jsonBody({ limit: '1mb', urlencoded: true }));
   // bull-board at /admin/queues behind the platform-admin sign-in (/admin/login); browser pages, not in the route table
   app.use(boardRoutes(deps));
@@ -38,8 +44,8 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; router: Router }
     info: webApiInfo(deps.config.publicBaseUrl),
     options: { tagDescriptions: webTagDescriptions },
   });
-  app.use(router.routes() as unknown as Koa.Middleware<AppState>);
-  app.use(router.allowedMethods() as unknown as Koa.Middleware<AppState>);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
   return { app, router };
 }
 

@@ -1,8 +1,11 @@
 /**
  * Baseline servers for bench/external-list.ts: bare node:http + pg over the same customers table,
  * no framework, no auth, no rate limit, no log line, no read shape (rows go out as pg returns
- * them). MODE=a: the page by an index scan, no count (the limit). MODE=b: the naive way, the same
+ * them). Mode a: the page by an index scan, no count (the limit). Mode b: the naive way, the same
  * plus count(*), with OFFSET.
+ *
+ * Usage: `tsx bench/baseline-server.ts <a|b> <tenant id>`, with PORT and DATABASE_URL in the
+ * environment (read through lib/config.ts).
  *
  * The page statement does the same SQL work as the app's first page (api/external/customer-list.ts):
  * the same select list (CUSTOMER_COLUMNS) and joins (package of the same tenant, the newest active
@@ -13,10 +16,12 @@
 import http from 'node:http';
 import pg from 'pg';
 import { CUSTOMER_COLUMNS, CUSTOMER_ONU_JOIN } from '../api/external/shapes.js';
+import { loadConfig } from '../lib/config.js';
 
-const mode = process.env.MODE ?? 'a';
-const tenantId = Number(process.env.TENANT_ID);
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+const [mode = 'a', tenantArg] = process.argv.slice(2);
+const tenantId = Number(tenantArg);
+const config = loadConfig();
+const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10 });
 
 function pageSql(byStatus: boolean, limit: number, offset: number): string {
   return `SELECT ${CUSTOMER_COLUMNS.join(', ')}
@@ -53,7 +58,7 @@ const server = http.createServer(async (req, res) => {
     res.end(String(e));
   }
 });
-server.listen(Number(process.env.PORT), '127.0.0.1', () => process.send?.('ready'));
+server.listen(config.port, '127.0.0.1', () => process.send?.('ready'));
 process.on('SIGTERM', () => {
   server.close();
   pool.end().then(() => process.exit(0));

@@ -20,6 +20,7 @@ import { createKnex, migrateLatest } from '../db/knex.js';
 import { createTenant } from '../api/tenants/service.js';
 import { createToken } from '../api/tokens/service.js';
 import { TenantScope } from '../db/tenant-scope.js';
+import { inheritedEnv } from '../lib/config.js';
 
 const N = 100_000;
 const FIRST = [
@@ -203,7 +204,7 @@ export async function run(args: string[]): Promise<void> {
 
     const appPort = await freePort();
     const env = {
-      ...process.env,
+      ...inheritedEnv(),
       PORT: String(appPort),
       DATABASE_URL: pgs.url,
       REDIS_URL: redis.url,
@@ -223,14 +224,8 @@ export async function run(args: string[]): Promise<void> {
     const basePorts = { a: await freePort(), b: await freePort() };
     for (const mode of ['a', 'b'] as const) {
       children.push(
-        execa('node', ['--import', 'tsx', 'bench/baseline-server.ts'], {
-          env: {
-            ...process.env,
-            MODE: mode,
-            PORT: String(basePorts[mode]),
-            DATABASE_URL: pgs.url,
-            TENANT_ID: String(a.tenant.id),
-          },
+        execa('node', ['--import', 'tsx', 'bench/baseline-server.ts', mode, String(a.tenant.id)], {
+          env: { ...inheritedEnv(), PORT: String(basePorts[mode]), DATABASE_URL: pgs.url },
           stdout: 'ignore',
           stderr: 'inherit',
           reject: false,

@@ -25,6 +25,7 @@ import { startRedis } from '../lib/infra/redis.js';
 import { startDovecot } from '../lib/infra/dovecot.js';
 import { freePort, portOpen } from '../lib/infra/free-port.js';
 import { createKnex, migrateLatest } from '../db/knex.js';
+import { inheritedEnv } from '../lib/config.js';
 import { createApiKey } from '../api/mail/keys/service.js';
 
 const MESSAGES = 1000;
@@ -178,7 +179,7 @@ export async function run(args: string[]): Promise<void> {
 
     const mailPort = await freePort();
     const env = {
-      ...process.env,
+      ...inheritedEnv(),
       MAIL_PORT: String(mailPort),
       MAIL_BASE_URL: `http://127.0.0.1:${mailPort}`,
       DATABASE_URL: pg.url,

@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
-import { parseAppKey } from '../lib/config.js';
+import { dataDirSetting, inheritedEnv, parseAppKey } from '../lib/config.js';
 import { resolveAppKey } from '../lib/infra/embedded.js';
 import { NotFound, ValidationFailed } from '../api/errors.js';
 import { createOperator } from '../api/mail/operators/service.js';
@@ -41,8 +41,8 @@ export interface MailCommand {
  * (generated there once if missing, as `npm start` would).
  * @throws ConfigError when the key is not 32 bytes
  */
-export async function cliAppKey(env: NodeJS.ProcessEnv = process.env): Promise<Buffer> {
-  const { value } = await resolveAppKey(env, path.resolve(ROOT, env.DATA_DIR || '.data'));
+export async function cliAppKey(env: NodeJS.ProcessEnv = inheritedEnv()): Promise<Buffer> {
+  const { value } = await resolveAppKey(env, path.resolve(ROOT, dataDirSetting(env)));
   return parseAppKey(value);
 }
 

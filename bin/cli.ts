@@ -15,6 +15,7 @@ import { ROLES } from '../api/tenants/catalog.js';
 import { createKnex, migrateLatest, type Knex } from '../db/knex.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../db/seeds/demo.js';
 import { resolveDatabase } from '../lib/infra/embedded.js';
+import { dataDirSetting, inheritedEnv } from '../lib/config.js';
 import { MAIL_COMMANDS } from './cli-mail.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -116,7 +117,8 @@ export const COMMANDS: Record<string, Command> = {
       return { ...r, ...(logins ? { logins } : {}) };
     },
   },
-  ...MAIL_COMMANDS, // issue 3 §6: mail:operator:create, mail:domain:add, mail:mailbox:add, mail:key:create, mail:key:revoke
+  // issue 3 §6: mail:operator:create, mail:domain:add, mail:mailbox:add, mail:key:create, mail:key:revoke
+  ...MAIL_COMMANDS,
 };
 
 /** Usage text (stdout for `help`). */
@@ -196,7 +198,7 @@ function fail(code: string, message: string, exit: number, errors?: Record<strin
  * Runs the CLI: parse, connect (starting the embedded PostgreSQL when needed), run, print.
  * @returns the process exit code
  */
-export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function main(argv: string[], env: NodeJS.ProcessEnv = inheritedEnv()): Promise<number> {
   let parsed;
   try {
     parsed = parseCommand(argv);
@@ -209,7 +211,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     return 0;
   }
 
-  const dataDir = path.resolve(ROOT, env.DATA_DIR || '.data');
+  const dataDir = path.resolve(ROOT, dataDirSetting(env));
   let db;
   try {
     db = await resolveDatabase(env, dataDir, { reuseRunning: true });

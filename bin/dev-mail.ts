@@ -236,7 +236,10 @@ async function ensureDemoRows(
   return { domainId, mailboxIds, operatorId: Number(operator.id) };
 }
 
-/** Revokes the previous demo key(s) and creates a new one with every scope for the demo mailboxes. @returns the plain key */
+/**
+ * Revokes the previous demo key(s) and creates a new one with every scope for the demo mailboxes.
+ * @returns the plain key
+ */
 async function freshDemoKey(
   knex: Knex,
   r: { domainId: number; mailboxIds: number[]; operatorId: number },

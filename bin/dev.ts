@@ -3,8 +3,12 @@
  * and redis-server unless DATABASE_URL / REDIS_URL are set, keeps APP_KEY in .data/app.key, runs the
  * migrations, seeds the demo platform into an empty database, runs the Procfile's process types
  * (except release) with prefixed output, waits for web and prints the URLs and demo logins.
- * Ctrl-C or SIGTERM stops the processes, then Redis and PostgreSQL, and exits 0; a crashed process
- * stops everything and exits 1. A second `npm start` reuses .data/.
+ * Ctrl-C or SIGTERM stops the processes (each drains its requests and jobs within SHUTDOWN_GRACE_MS),
+ * then Redis and PostgreSQL, and exits 0 once all of them are gone; a crashed process, or a
+ * redis-server or PostgreSQL that dies under it, stops everything, naming it, and exits 1. A second
+ * `npm start` reuses .data/. `npm start` runs `exec node --import tsx bin/dev.ts`: npm's child is
+ * this process itself (no `sh -c` or tsx in between that a signal would kill at once), so npm returns
+ * only when the launcher has stopped everything.
  *
  * Two processes: this file first re-runs itself as a supervisor in its own session (process
  * group), so a terminal's Ctrl-C reaches only this small foreground part, which forwards the signal
@@ -18,7 +22,14 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ConfigError, loadConfig } from '../lib/config.js';
+import {
+  colorWanted,
+  ConfigError,
+  DEV_SUPERVISOR_VAR,
+  inheritedEnv,
+  isDevSupervisor,
+  loadConfig,
+} from '../lib/config.js';
 import { resolveAppKey, resolveDatabase, resolveRedis, type Resolved } from '../lib/infra/embedded.js';
 import { portOpen } from '../lib/infra/free-port.js';
 import { entryScript, ProcessGroup, readProcfile, type ExitInfo } from '../lib/infra/procfile.js';
@@ -27,7 +38,7 @@ import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../db/seeds/demo.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SELF = fileURLToPath(import.meta.url);
-const SUPERVISOR_FLAG = 'ISP_DEV_SUPERVISOR';
+const SUPERVISOR_FLAG = DEV_SUPERVISOR_VAR;
 
 /** What bin/dev-mail.ts's startMailDemo returns (issue 3 fills it in). */
 export interface MailDemo {
@@ -46,7 +57,7 @@ export type StartMailDemo = (opts: {
   log: (line: string) => void;
 }) => Promise<MailDemo>;
 
-const color = !!process.stdout.isTTY && !process.env.NO_COLOR;
+const color = colorWanted();
 const paint = (code: number, s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
 const log = (line: string) => process.stdout.write(`${paint(90, 'dev    |')} ${line}\n`);
 
@@ -56,7 +67,7 @@ function runForeground(): void {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, [SUPERVISOR_FLAG]: '1' },
+    env: { ...inheritedEnv(), [SUPERVISOR_FLAG]: '1' },
   });
   // A Ctrl-C reaches us more than once (from the terminal and relayed by tsx and npm): forward the
   // first; forward another only when it comes later (the user insists: the supervisor then kills).
@@ -69,35 +80,15 @@ function runForeground(): void {
   };
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => forward(sig));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-  // `kill <npm pid>` kills npm and its `sh -c` without telling us; notice the vanished ancestor
-  const grandparent = parentOf(process.ppid);
-  if (grandparent && grandparent > 1) {
-    const timer = setInterval(() => {
-      try {
-        process.kill(grandparent, 0);
-      } catch {
-        clearInterval(timer);
-        if (!firstAt) forward('SIGTERM');
-      }
-    }, 1000);
-    timer.unref();
-  }
-}
-
-/** Parent pid of a process (Linux /proc), or null when unknown. */
-function parentOf(pid: number): number | null {
-  try {
-    return (
-      Number(
-        fs
-          .readFileSync(`/proc/${pid}/stat`, 'utf8')
-          .replace(/^.*\) /s, '')
-          .split(' ')[1],
-      ) || null
-    );
-  } catch {
-    return null;
-  }
+  // `kill -9 <npm pid>` (or of whatever started us) leaves us orphaned without a signal: notice that
+  // our parent changed and stop like on SIGTERM
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    if (!firstAt) forward('SIGTERM');
+  }, 1000);
+  timer.unref();
 }
 
 /** Supervisor: everything else. */
@@ -109,12 +100,15 @@ async function runSupervisor(): Promise<void> {
   let pending: NodeJS.Signals | null = null;
   const currentPhase = () => phase; // read through a call: the handlers below change it
 
+  // each process drains within its grace period (SHUTDOWN_GRACE_MS) and exits by itself at most 5 s
+  // later (lib/process.ts runService); SIGKILL only after that
+  let stopTimeoutMs = 30_000;
   const shutdown = async (code: number, reason: string, signal: NodeJS.Signals = 'SIGTERM') => {
     if (phase === 'stopping') return;
     phase = 'stopping';
     log(reason);
     if (group) {
-      const exits = await group.stop({ signal, timeoutMs: 30_000 });
+      const exits = await group.stop({ signal, timeoutMs: stopTimeoutMs });
       log(`processes stopped (${exits.map((e) => `${e.name}: ${e.signal ?? e.code}`).join(', ')})`);
     }
     if (mailDemo) await mailDemo.stop().catch((e) => log(`mail demo did not stop cleanly: ${(e as Error).message}`));
@@ -135,14 +129,22 @@ async function runSupervisor(): Promise<void> {
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => onSignal(sig));
   process.on('disconnect', () => onSignal('SIGTERM')); // the foreground part went away
   process.on('exit', () => group?.killAll());
+  /** A server started here that dies on its own (kill -9, crash) stops everything, naming it. */
+  const watchServer = (name: string, r: Resolved) => {
+    void r.exited?.then((info) => {
+      if (currentPhase() === 'stopping') return;
+      void shutdown(1, `${name} exited unexpectedly (${info.signal ?? `code ${info.code}`}): stopping everything`);
+    });
+  };
   const stopIfAsked = () =>
     pending
       ? shutdown(0, 'stopping ...', pending === 'SIGHUP' ? 'SIGTERM' : pending).then(() => true)
       : Promise.resolve(false);
 
   try {
-    const config = loadConfig(process.env);
-    const dataDir = path.resolve(ROOT, process.env.DATA_DIR || '.data');
+    const config = loadConfig();
+    stopTimeoutMs = config.shutdownGraceMs + 10_000;
+    const dataDir = path.resolve(ROOT, config.dataDir);
     const entries = readProcfile(ROOT).filter((e) => e.name !== 'release');
     const runnable = entries.filter((e) => {
       const script = entryScript(e);
@@ -158,16 +160,20 @@ async function runSupervisor(): Promise<void> {
     if (hasMail && (await portOpen(config.mailPort)))
       throw new ConfigError(`MAIL_PORT ${config.mailPort} is already in use: stop what uses it or set MAIL_PORT`);
 
-    const appKey = await resolveAppKey(process.env, dataDir);
+    const appKey = await resolveAppKey(inheritedEnv(), dataDir);
     if (appKey.source === 'generated') log(`generated APP_KEY into ${path.join(dataDir, 'app.key')}`);
-    const db = await resolveDatabase(process.env, dataDir, { reuseRunning: false, log });
+    const db = await resolveDatabase(inheritedEnv(), dataDir, { reuseRunning: false, log });
     resources.push(db);
+    watchServer('PostgreSQL', db);
     if (await stopIfAsked()) return;
-    const redis = await resolveRedis(process.env, dataDir, { log });
+    const redis = await resolveRedis(inheritedEnv(), dataDir, { log });
     resources.push(redis);
+    watchServer('redis-server', redis);
     if (await stopIfAsked()) return;
+    const pidOf = (r: Resolved) => (r.pid ? ` (pid ${r.pid})` : '');
     log(
-      `PostgreSQL: ${db.source === 'env' ? 'DATABASE_URL' : redactUrl(db.url)}; Redis: ${redis.source === 'env' ? 'REDIS_URL' : redis.url}`,
+      `PostgreSQL: ${db.source === 'env' ? 'DATABASE_URL' : redactUrl(db.url) + pidOf(db)}; ` +
+        `Redis: ${redis.source === 'env' ? 'REDIS_URL' : redis.url + pidOf(redis)}`,
     );
 
     const logins = await prepareDatabase(db.url);
@@ -184,12 +190,13 @@ async function runSupervisor(): Promise<void> {
     };
     mailDemo = await startMailDemo(dataDir, env);
     if (await stopIfAsked()) return;
-    const childEnv = { ...process.env, ...env, ...(mailDemo?.env ?? {}) };
+    const childEnv = { ...inheritedEnv(), ...env, ...(mailDemo?.env ?? {}) };
     delete childEnv[SUPERVISOR_FLAG];
 
     group = new ProcessGroup(runnable, { cwd: ROOT, env: childEnv }, (info: ExitInfo) => {
       void shutdown(1, `${info.name} exited unexpectedly (${info.signal ?? `code ${info.code}`}): stopping everything`);
     });
+    log(`started ${group.processes.map((p) => `${p.name} (pid ${p.child.pid})`).join(', ')}`);
     phase = 'running';
     if (pending) {
       void shutdown(0, 'stopping ...', pending);
@@ -238,10 +245,10 @@ async function prepareDatabase(url: string): Promise<(typeof DEMO_LOGINS)[number
   }
 }
 
-/** Runs bin/dev-mail.ts's startMailDemo when that file exists and MAIL_DEMO is not "off". */
+/** Runs bin/dev-mail.ts's startMailDemo when that file exists and MAIL_DEMO does not turn it off (lib/config.ts). */
 async function startMailDemo(dataDir: string, env: Record<string, string>): Promise<MailDemo | null> {
   const file = path.join(ROOT, 'bin', 'dev-mail.ts');
-  if (process.env.MAIL_DEMO === 'off' || !fs.existsSync(file)) return null;
+  if (!loadConfig().mailDemo || !fs.existsSync(file)) return null;
   const mod = (await import(pathToFileURL(file).href)) as { startMailDemo?: StartMailDemo };
   if (typeof mod.startMailDemo !== 'function') {
     log('bin/dev-mail.ts has no startMailDemo export: mail demo skipped');
@@ -317,7 +324,7 @@ function printBanner(o: {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  if (process.env[SUPERVISOR_FLAG] === '1') {
+  if (isDevSupervisor()) {
     runSupervisor().catch((e) => {
       log(`launcher failed: ${e instanceof Error ? e.stack : String(e)}`);
       process.exit(1);

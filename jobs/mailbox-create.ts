@@ -1,7 +1,14 @@
 import { DelayedError, UnrecoverableError, type Job, type JobsOptions } from 'bullmq';
 import type { Knex } from 'knex';
 import { open } from '../lib/crypto.js';
-import { addOrUnavailable, DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type Queues } from './queues.js';
+import {
+  addOrUnavailable,
+  DEFAULT_JOB_OPTIONS,
+  safeJobId,
+  SHUTDOWN_ABORT_REASON,
+  type JobLike,
+  type Queues,
+} from './queues.js';
 import { jobDeps } from './deps.js';
 import {
   createMailPanel,
@@ -26,13 +33,18 @@ import {
  *   the last attempt, then the request is marked failed and the row deleted;
  * - rate_limited -> the job is moved to delayed for the panel's Retry-After (default 30 s) without
  *   using an attempt (DelayedError), at most MAX_RATE_LIMIT_DELAYS times, then treated as transient;
- * - permanent, auth, exists (on the first attempt) -> request failed, row deleted, UnrecoverableError
- *   keeping the cause; `exists` on a later attempt means an earlier attempt created it before
- *   failing, and counts as success;
+ * - permanent, auth, exists (when no earlier run called the panel) -> request failed, row deleted,
+ *   UnrecoverableError keeping the cause; `exists` after an earlier run called the panel
+ *   (mail_mailbox_requests.panel_called_at, set and committed before each call; or an earlier failed
+ *   attempt) means that run created it before it failed or died, and counts as success;
+ * - stopped by the worker's shutdown (signal.reason SHUTDOWN_ABORT_REASON) -> nothing recorded, the
+ *   sealed row kept: the worker puts the job back in its queue and it runs again;
  * - a domain without a panel, a missing/expired/unreadable sealed row, a worker without APP_KEY
  *   (jobs/deps.ts `appKey`) -> permanent.
- * Idempotent: a request already created (or failed) is not touched again; the unique
- * mail_mailboxes.email is the real guard against registering twice.
+ * Idempotent (DESIGN.md §3; issue 7 item 4: a worker killed with -9 mid-job runs it again): a
+ * request already created (or failed) is not touched again; the panel's own "exists" after our
+ * earlier call completes the request; the unique mail_mailboxes.email is the real guard against
+ * registering twice.
  */
 export const QUEUE = 'mailbox-create' as const;
 
@@ -247,6 +259,11 @@ export async function process(
     };
     const panel = (settings.panelFactory ?? createMailPanel)(cfg);
     await job.updateProgress(30);
+    // committed before the call: a run after this one (a retry, or a rerun after a kill -9) knows
+    // that the panel may have created the mailbox even if this run never hears its answer
+    await knex('mail_mailbox_requests')
+      .where({ id: req.id, status: 'pending' })
+      .update({ panel_called_at: knex.fn.now() });
     await job.log(`creating ${email} on the ${type} panel ${domain.panel_host}`);
     try {
       await panel.createMailbox(
@@ -255,8 +272,8 @@ export async function process(
       );
     } catch (e) {
       if (!(e instanceof PanelError)) throw e;
-      if (e.kind === 'exists' && job.attemptsMade > 0) {
-        await job.log(`${email} already exists after an earlier attempt: treated as created`);
+      if (e.kind === 'exists' && (req.panel_called_at || job.attemptsMade > 0)) {
+        await job.log(`${email} already exists after an earlier run called the panel: treated as created`);
       } else if (
         e.kind === 'rate_limited' &&
         job.moveToDelayed &&
@@ -273,6 +290,10 @@ export async function process(
     }
   } catch (e) {
     if (e instanceof UnrecoverableError || e instanceof DelayedError) throw e;
+    if (signal?.aborted && signal.reason === SHUTDOWN_ABORT_REASON) {
+      await job.log('stopped by the worker shutdown: nothing recorded, the job runs again');
+      throw e;
+    }
     const kind: MailboxCreateErrorCode = e instanceof PanelError ? e.kind : 'transient';
     const message = safe(e instanceof Error ? e.message : String(e));
     if (isLastAttempt(job)) {
@@ -283,7 +304,8 @@ export async function process(
       { queue: QUEUE, job_id: job.id, request_id: data.request_id, kind, err: message },
       'mailbox-create attempt failed',
     );
-    throw new Error(`${kind}: ${message}`);
+    // the cause stays in memory like giveUp's: BullMQ keeps only message and stack, the worker logs only the message
+    throw new Error(`${kind}: ${message}`, { cause: e });
   }
 
   await job.updateProgress(80);

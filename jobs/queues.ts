@@ -28,6 +28,13 @@ export const DEFAULT_JOB_OPTIONS: DefaultJobOptions = {
   removeOnFail: { age: 7 * 24 * 3600 },
 };
 
+/**
+ * The reason a worker process gives when it aborts its running jobs at shutdown
+ * (`worker.cancelAllJobs(SHUTDOWN_ABORT_REASON)`; the processor's `signal.reason`). A processor that
+ * sees it stops without recording a failure: the worker moves the job back to its queue.
+ */
+export const SHUTDOWN_ABORT_REASON = 'worker shutdown';
+
 /** Producer side of the queues (the API and the CLI enqueue through this). */
 export interface Queues {
   /** The Queue for a name (created on first use). */
@@ -123,7 +130,7 @@ export async function addOrUnavailable<D>(
   timeoutMs = ENQUEUE_TIMEOUT_MS,
 ): Promise<Job<D>> {
   let timer: NodeJS.Timeout | undefined;
-  const adding = queue.add(name, data as never, opts) as Promise<Job<D>>;
+  const adding = queue.add(name, data, opts) as Promise<Job<D>>;
   adding.catch(() => {
     /* a late failure of an abandoned add has nobody to report to */
   });

@@ -5,6 +5,9 @@
  * WORKER_QUEUES, LOG_LEVEL; plus EXTERNAL_RATE_LIMIT, MAIL_RATE_LIMIT, TRUST_PROXY, DATA_DIR,
  * MAIL_DEMO, MAIL_TLS_CA_FILE, SHUTDOWN_GRACE_MS (README "Configuration"). A malformed value stops
  * the process with a message naming it.
+ * Read by the launchers and infrastructure helpers through the getters at the end of this file:
+ * ISP_STATE_DIR, ISP_CACHE_DIR, PATH, NO_COLOR and bin/dev.ts's internal ISP_DEV_SUPERVISOR.
+ * ESLint (no-restricted-properties) refuses `process.env` everywhere else but test/.
  */
 
 export interface Config {
@@ -24,6 +27,13 @@ export interface Config {
   appKey?: Buffer;
   /** Queue names the worker process runs; empty = all. */
   workerQueues: string[];
+  /**
+   * BullMQ job lock of the workers, in ms (WORKER_LOCK_DURATION_MS, default 30000): a worker that
+   * dies mid-job (kill -9) leaves its lock to expire after this, then the job counts as stalled.
+   */
+  workerLockDurationMs: number;
+  /** How often workers look for stalled jobs, in ms (WORKER_STALLED_INTERVAL_MS, default 30000). */
+  workerStalledIntervalMs: number;
   /** pino level. */
   logLevel: string;
   /** Per-token request limit of the external API per minute (EXTERNAL_RATE_LIMIT, default 600). */
@@ -113,18 +123,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailPort: mp,
     publicBaseUrl: (url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${p}`).replace(/\/$/, ''),
     mailBaseUrl: (url(env, 'MAIL_BASE_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${mp}`).replace(/\/$/, ''),
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl: databaseUrlSetting(env),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     appKey: env.APP_KEY ? parseAppKey(env.APP_KEY) : undefined,
     workerQueues: (env.WORKER_QUEUES ?? '')
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+    workerLockDurationMs: positiveInt(env, 'WORKER_LOCK_DURATION_MS', 30_000),
+    workerStalledIntervalMs: positiveInt(env, 'WORKER_STALLED_INTERVAL_MS', 30_000),
     logLevel,
     externalRateLimit: positiveInt(env, 'EXTERNAL_RATE_LIMIT', 600),
     mailRateLimit: positiveInt(env, 'MAIL_RATE_LIMIT', 120),
     trustProxy: flag(env, 'TRUST_PROXY', false),
-    dataDir: env.DATA_DIR || '.data',
+    dataDir: dataDirSetting(env),
     mailDemo: flag(env, 'MAIL_DEMO', true),
     mailTlsCaFile: env.MAIL_TLS_CA_FILE || undefined,
     shutdownGraceMs: positiveInt(env, 'SHUTDOWN_GRACE_MS', 25_000),
@@ -161,9 +173,82 @@ export function loadMailServerConfig(env: NodeJS.ProcessEnv = process.env): Retu
 }
 
 /**
- * The environment a launcher passes on to its child processes (bin/dev.ts, the Procfile runner).
+ * The environment a launcher passes on to its child processes (bin/dev.ts, the Procfile runner,
+ * initdb, apt-get, the benchmark's servers), and the environment handed to a function that takes
+ * one to interpret (bin/cli.ts main, the resolvers of lib/infra/embedded.ts).
  * @returns a copy of process.env
  */
 export function inheritedEnv(): NodeJS.ProcessEnv {
   return { ...process.env };
+}
+
+/**
+ * DATA_DIR: where `npm start` and the CLI keep the embedded PostgreSQL, Redis and APP_KEY, relative to
+ * the checkout unless absolute (default `.data`; empty counts as unset).
+ * @param env defaults to process.env
+ */
+export function dataDirSetting(env: NodeJS.ProcessEnv = process.env): string {
+  return env.DATA_DIR || '.data';
+}
+
+/**
+ * ISP_STATE_DIR: the root of the per-data-directory state when running as root (lib/infra/system-dirs.ts).
+ * @param env defaults to process.env
+ * @returns the value, or undefined when unset or empty (the default root applies)
+ */
+export function stateDirSetting(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env.ISP_STATE_DIR || undefined;
+}
+
+/**
+ * ISP_CACHE_DIR: the root of the shared cache (the PostgreSQL binaries; lib/infra/system-dirs.ts).
+ * @param env defaults to process.env
+ * @returns the value, or undefined when unset or empty (the default root applies)
+ */
+export function cacheDirSetting(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env.ISP_CACHE_DIR || undefined;
+}
+
+/**
+ * PATH of this process: where lib/infra/apt.ts's which() looks, and the tail of a child's PATH when
+ * the launcher's env for it has none.
+ * @param env defaults to process.env
+ * @returns the value, '' when unset
+ */
+export function searchPath(env: NodeJS.ProcessEnv = process.env): string {
+  return env.PATH ?? '';
+}
+
+/**
+ * Whether launcher output is coloured: the stream is a terminal and NO_COLOR is unset or empty
+ * (https://no-color.org).
+ * @param stream defaults to process.stdout
+ * @param env defaults to process.env
+ */
+export function colorWanted(
+  stream: { isTTY?: boolean } = process.stdout,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
+  return !!stream.isTTY && !env.NO_COLOR;
+}
+
+/** Internal variable by which bin/dev.ts tells its re-run self that it is the supervisor. */
+export const DEV_SUPERVISOR_VAR = 'ISP_DEV_SUPERVISOR';
+
+/**
+ * Whether this process is bin/dev.ts's supervisor part (ISP_DEV_SUPERVISOR=1, set by its foreground part).
+ * @param env defaults to process.env
+ */
+export function isDevSupervisor(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env[DEV_SUPERVISOR_VAR] === '1';
+}
+
+/**
+ * DATABASE_URL alone, validated like loadConfig does (for the knex CLI, which needs nothing else).
+ * @param env defaults to process.env
+ * @returns the URL, or undefined when unset or empty
+ * @throws ConfigError when it is not a postgres:// or postgresql:// URL
+ */
+export function databaseUrlSetting(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
 }

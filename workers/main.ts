@@ -1,7 +1,7 @@
-import { Queue, Worker, type KeepJobs } from 'bullmq';
+import { Job, Queue, WaitingError, Worker, type KeepJobs, type Processor } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
-import { isMainModule, runService } from '../lib/process.js';
+import { isMainModule, runService, type RunningService } from '../lib/process.js';
 import { ConfigError, loadServerConfig } from '../lib/config.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { createKnex } from '../db/knex.js';
@@ -10,6 +10,7 @@ import {
   DEFAULT_JOB_OPTIONS,
   QUEUE_NAMES,
   QUEUE_PREFIX,
+  SHUTDOWN_ABORT_REASON,
   unknownQueueNames,
   workerRedisOptions,
   type QueueName,
@@ -23,7 +24,10 @@ import { registry as defaultRegistry, type QueueRegistration } from './registry.
  * (comma list, default all), the queues' job schedulers upserted at start (idempotent; no
  * `repeat` job option, removed in BullMQ 6), error listeners on every worker and connection (a
  * Redis outage is logged and waited out, never a crash), retention from DEFAULT_JOB_OPTIONS, and a
- * graceful shutdown on SIGTERM/SIGINT (`await worker.close()` lets running jobs finish).
+ * graceful shutdown on SIGTERM/SIGINT: running jobs finish or go back to their queue within the grace
+ * period (see WorkerHandle.close). A stalled job (its worker died: kill -9, OOM, lost host) is logged
+ * with queue and id and gets a line in its bull-board log; it runs again (processors are idempotent,
+ * DESIGN.md §3).
  */
 
 /** Options of startWorkers. */
@@ -44,10 +48,26 @@ export interface StartWorkersOptions {
   /** Queue -> processor table (default workers/registry.ts). */
   registry?: Partial<Record<QueueName, QueueRegistration>>;
   /**
-   * Milliseconds close() waits for running jobs before it signals them to stop at their next batch
-   * (their AbortSignal fires; the job is retried later). Default 20000 (under Heroku's 30 s).
+   * The grace period of close(), in ms (SHUTDOWN_GRACE_MS; default 25000, under Heroku's 30 s).
+   * Running jobs get all of it to finish; at `graceMs - abortMarginMs(graceMs)` their AbortSignal
+   * fires and a job that then stops (throws) goes back to its queue without using an attempt; at
+   * `graceMs` the jobs still running are moved back to their queue (or, if that fails, left to the
+   * stalled check once their lock expires) and close() resolves.
    */
   shutdownGraceMs?: number;
+  /** BullMQ lockDuration in ms (WORKER_LOCK_DURATION_MS; default BullMQ's 30000). */
+  lockDurationMs?: number;
+  /** BullMQ stalledInterval in ms (WORKER_STALLED_INTERVAL_MS; default BullMQ's 30000). */
+  stalledIntervalMs?: number;
+}
+
+/**
+ * How long before the end of the grace period running jobs are signalled to stop, in ms: a fifth
+ * of it, at most 5 s (20 s into the default 25 s), so that a job honouring its AbortSignal still has
+ * time to reach a safe point and be moved back to its queue before close() gives up on it.
+ */
+export function abortMarginMs(graceMs: number): number {
+  return Math.min(5_000, Math.floor(graceMs / 5));
 }
 
 /** Running workers. */
@@ -56,8 +76,14 @@ export interface WorkerHandle {
   workers: Map<QueueName, Worker>;
   /** Queues skipped because no processor is registered for them yet. */
   skipped: QueueName[];
-  /** Closes the workers (waiting for running jobs), the scheduler queues and the connection. Idempotent. */
+  /**
+   * Closes the workers, the scheduler queues and the connection within the grace period: waits for
+   * running jobs, signals them to stop shortly before the end, moves the ones still running back to
+   * their queue at the end (see StartWorkersOptions.shutdownGraceMs). Takes no new job. Idempotent.
+   */
   close(): Promise<void>;
+  /** The jobs running in this process now, as `<queue>/<job id>` (bull-board's names). */
+  running(): string[];
 }
 
 /** Thrown by startWorkers for queue names that do not exist; the message names them. */
@@ -115,14 +141,19 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
   connection.on('error', (err) => logError('connection', { err: err.message }, 'worker redis connection error'));
 
   const workers = new Map<QueueName, Worker>();
+  const shutdown: ShutdownState = { aborting: false, running: new Map() };
   for (const name of runnable) {
     const reg = registry[name]!;
-    const worker = new Worker(name, reg.processor, {
+    const processor =
+      typeof reg.processor === 'function' ? guard(name, reg.processor, shutdown, logger) : reg.processor;
+    const worker = new Worker(name, processor, {
       connection,
       prefix,
       concurrency: reg.concurrency ?? 1,
       removeOnComplete: DEFAULT_JOB_OPTIONS.removeOnComplete as KeepJobs,
       removeOnFail: DEFAULT_JOB_OPTIONS.removeOnFail as KeepJobs,
+      ...(opts.lockDurationMs ? { lockDuration: opts.lockDurationMs } : {}),
+      ...(opts.stalledIntervalMs ? { stalledInterval: opts.stalledIntervalMs } : {}),
     });
     worker.on('error', (err) => logError(`worker:${name}`, { queue: name, err: err.message }, 'worker error'));
     worker.on('failed', (job, err) =>
@@ -131,6 +162,16 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
     worker.on('completed', (job) =>
       logger.info({ queue: name, job_id: job.id, result: summary(job.returnvalue) }, 'job completed'),
     );
+    worker.on('stalled', (jobId) => {
+      logger.warn(
+        { queue: name, job_id: jobId },
+        'job stalled: its worker stopped renewing the lock (killed?); moved back to wait to run again',
+      );
+      const line = `${new Date().toISOString()} stalled: the worker running this job stopped; it runs again`;
+      Job.addJobLog(worker, jobId, line).catch(() => {
+        /* the job may be gone already; the log line above has it */
+      });
+    });
     workers.set(name, worker);
   }
 
@@ -148,26 +189,130 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
   logger.info({ queues: runnable, skipped, prefix }, 'workers started');
 
   let closing: Promise<void> | null = null;
-  const graceMs = opts.shutdownGraceMs ?? 20_000;
+  const graceMs = opts.shutdownGraceMs ?? 25_000;
   return {
     workers,
     skipped,
+    running: () => [...shutdown.running.keys()],
     close() {
       closing ??= (async () => {
-        const timer = setTimeout(() => {
-          logger.warn({ grace_ms: graceMs }, 'jobs still running after the grace period; signalling them to stop');
-          for (const w of workers.values()) w.cancelAllJobs('worker shutdown');
-        }, graceMs);
-        timer.unref();
-        await Promise.allSettled([...workers.values()].map((w) => w.close()));
-        clearTimeout(timer);
+        const abortTimer = setTimeout(
+          () => {
+            if (!shutdown.running.size) return;
+            shutdown.aborting = true;
+            logger.warn(
+              { jobs: [...shutdown.running.keys()], grace_ms: graceMs },
+              'jobs still running near the end of the grace period: signalling them to stop',
+            );
+            for (const w of workers.values()) w.cancelAllJobs(SHUTDOWN_ABORT_REASON);
+          },
+          graceMs - abortMarginMs(graceMs),
+        );
+        let graceTimer: NodeJS.Timeout | undefined;
+        const graceOver = new Promise<'grace over'>((resolve) => {
+          graceTimer = setTimeout(() => resolve('grace over'), graceMs);
+        });
+        const closed = Promise.allSettled([...workers.values()].map((w) => w.close())).then(() => 'closed' as const);
+        const outcome = await Promise.race([closed, graceOver]);
+        clearTimeout(abortTimer);
+        clearTimeout(graceTimer);
+        if (outcome === 'grace over') await returnToQueue(shutdown, logger, graceMs);
         await Promise.allSettled([...schedulerQueues.map((q) => q.close()), producers.close()]);
-        await connection.quit().catch(() => connection.disconnect());
+        if (outcome === 'grace over') connection.disconnect();
+        else await quitWithin(connection, 1000);
         logger.info('workers stopped');
       })();
       return closing;
     },
   };
+}
+
+/** A job running in this process, as the processor guard saw it start. */
+interface RunningJob {
+  job: Job;
+  token: string | undefined;
+}
+
+/** Shared between close() and the processor guards of one startWorkers call. */
+interface ShutdownState {
+  /** True once close() fired the AbortSignals near the end of the grace period. */
+  aborting: boolean;
+  /** `<queue>/<job id>` -> the running job. */
+  running: Map<string, RunningJob>;
+}
+
+/**
+ * Wraps an in-process processor: records the running job for close(), and when the job stops
+ * because close() signalled it (it throws after its AbortSignal fired at shutdown) moves it back to
+ * its queue instead of failing it, so the stop costs no attempt and the job runs again at once on
+ * another worker (it goes to the head of the wait list). Any other outcome is the processor's own.
+ */
+function guard(queue: QueueName, processor: Processor, state: ShutdownState, logger: Logger): Processor {
+  return async (job, token, signal) => {
+    const key = `${queue}/${job.id}`;
+    state.running.set(key, { job, token });
+    try {
+      return await processor(job, token, signal);
+    } catch (err) {
+      if (!(state.aborting && signal?.aborted && token)) throw err;
+      const why = err instanceof Error ? err.message : String(err);
+      try {
+        await job.log(`${new Date().toISOString()} worker shutdown: stopped (${why}); back to the queue`);
+        await job.moveToWait(token);
+      } catch (moveErr) {
+        logger.error(
+          { queue, job_id: job.id, err: (moveErr as Error).message },
+          'could not move the stopped job back to its queue; it fails and is retried as usual',
+        );
+        throw err;
+      }
+      logger.warn({ queue, job_id: job.id }, 'job stopped by the shutdown and moved back to its queue');
+      throw new WaitingError();
+    } finally {
+      state.running.delete(key);
+    }
+  };
+}
+
+/**
+ * End of the grace period: the jobs still running did not stop. Each is moved back to its queue
+ * (its lock is released, it runs again elsewhere; its processor may still finish here before the
+ * process exits, which idempotent processors tolerate); a job that cannot be moved keeps its lock
+ * until it expires and is then picked up by the stalled check of another worker. Never lost.
+ */
+async function returnToQueue(state: ShutdownState, logger: Logger, graceMs: number): Promise<void> {
+  const left = [...state.running.entries()];
+  state.running.clear();
+  await Promise.all(
+    left.map(async ([key, { job, token }]) => {
+      const moved = token
+        ? await Promise.race([
+            job.moveToWait(token).then(
+              () => true,
+              () => false,
+            ),
+            new Promise<boolean>((r) => setTimeout(() => r(false), 1000).unref()),
+          ])
+        : false;
+      logger.warn(
+        { job: key, grace_ms: graceMs },
+        moved
+          ? 'job still running at the end of the grace period: moved back to its queue'
+          : 'job still running at the end of the grace period: left for the stalled check (runs again after its lock expires)',
+      );
+    }),
+  );
+}
+
+/** QUIT, or a plain disconnect when Redis does not answer within `ms` (it may be the reason we stop). */
+async function quitWithin(connection: Redis, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([connection.quit().catch(() => undefined), timeout]);
+  clearTimeout(timer);
+  connection.disconnect();
 }
 
 /** A job's return value for the log line: the summary's numbers only, never job data. */
@@ -180,12 +325,13 @@ function summary(value: unknown): unknown {
  * The `worker` process (`npm run worker`, Procfile `worker`): configuration from lib/config.ts
  * (loadServerConfig; `env` defaults to the process's), WORKER_QUEUES checked, then startWorkers.
  * Started through lib/process.ts runService like the web and mail processes: SIGTERM/SIGINT close
- * the workers (running jobs finish within the grace period) and the pool, then exit 0; a bad
- * configuration (missing variable, unknown WORKER_QUEUES name) exits 1 with a message naming it.
- * @returns close(): closes the workers, then the database pool
+ * the workers (running jobs finish or go back to their queue within SHUTDOWN_GRACE_MS) and the pool,
+ * then exit 0; a bad configuration (missing variable, unknown WORKER_QUEUES name) exits 1 with a
+ * message naming it.
+ * @returns close() (closes the workers, then the database pool), the grace period and the logger
  * @throws ConfigError / UnknownQueuesError naming the bad variable or queue
  */
-export async function startWorkerProcess(env?: NodeJS.ProcessEnv): Promise<{ close(): Promise<void> }> {
+export async function startWorkerProcess(env?: NodeJS.ProcessEnv): Promise<RunningService> {
   const config = loadServerConfig(env);
   resolveQueues(config.workerQueues);
   const logger = createLogger(config.logLevel);
@@ -198,10 +344,14 @@ export async function startWorkerProcess(env?: NodeJS.ProcessEnv): Promise<{ clo
     queues: config.workerQueues,
     logger,
     shutdownGraceMs: config.shutdownGraceMs,
+    lockDurationMs: config.workerLockDurationMs,
+    stalledIntervalMs: config.workerStalledIntervalMs,
   });
   return {
+    graceMs: config.shutdownGraceMs,
+    logger,
     async close() {
-      logger.info('shutting down');
+      logger.info({ running: handle.running() }, 'shutting down');
       await handle.close();
       await knex.destroy();
     },

@@ -3,7 +3,10 @@ import { listEnvelope, pageQuery } from '../shared/schemas.js';
 
 const DAY = { type: 'string', format: 'date', description: "A day (YYYY-MM-DD) in the tenant's time zone; inclusive." };
 
-/** GET /api/audit-logs query: page, per_page (default 20), user_id, action, subject_type, subject_id, date_from, date_to. */
+/**
+ * GET /api/audit-logs query: page, per_page (default 20), user_id, action, subject_type, subject_id, date_from,
+ * date_to.
+ */
 export const auditLogQuery: Schema = pageQuery(20, {
   user_id: { type: 'integer', minimum: 1, maximum: 2147483647, description: 'Only actions of this user.' },
   action: {
@@ -20,7 +23,12 @@ export const auditLogQuery: Schema = pageQuery(20, {
     pattern: '^[a-z0-9_]+$',
     description: 'Subject type, e.g. `auth_tokens`.',
   },
-  subject_id: { type: 'integer', minimum: 1, description: 'Subject id (with subject_type).' },
+  subject_id: {
+    type: 'integer',
+    minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'Subject id (with subject_type).',
+  },
   date_from: DAY,
   date_to: DAY,
 });

@@ -1,4 +1,4 @@
-import type { Schema } from '../http/validation.js';
+import { singleLine, type Schema } from '../http/validation.js';
 
 /** POST /api/auth/login body (DESIGN.md §5): e-mail, password, optional device_name naming the session. */
 export const loginBody: Schema = {
@@ -8,7 +8,7 @@ export const loginBody: Schema = {
   properties: {
     email: { type: 'string', format: 'email', maxLength: 190 },
     password: { type: 'string', minLength: 1, maxLength: 1024 },
-    device_name: { type: 'string', maxLength: 190 },
+    device_name: { type: 'string', maxLength: 190, ...singleLine },
   },
 };
 
@@ -37,7 +37,10 @@ export const tenantShape: Schema = {
   },
 };
 
-/** 200 answer of POST /api/auth/login: `{token, token_type: "Bearer", expires_at, user, tenant}` (login token valid 12 h). */
+/**
+ * 200 answer of POST /api/auth/login: `{token, token_type: "Bearer", expires_at, user, tenant}` (login token valid
+ * 12 h).
+ */
 export const loginResult: Schema = {
   type: 'object',
   required: ['token', 'token_type', 'expires_at', 'user', 'tenant'],

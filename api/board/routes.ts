@@ -34,12 +34,20 @@ import { PAGE_CSP, errorPage, loginPage, signedInPage } from './views.js';
 export const BOARD_PATH = '/admin/queues';
 const LOGIN_PATH = '/admin/login';
 const LOGOUT_PATH = '/admin/logout';
+/**
+ * CSP of bull-board's pages: only `frame-ancestors 'none'`, since its UI loads its own scripts and
+ * styles (the sign-in pages have the strict PAGE_CSP of views.ts).
+ */
+export const BOARD_CSP = "frame-ancestors 'none'";
 
 /**
  * The middleware serving the paths above; every other path goes to `next`.
  * @param opts.throttle login throttle (default: 5 failures per IP + e-mail per minute in deps.redis)
  */
-export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = {}): Koa.Middleware<AppState> {
+export function boardRoutes(
+  deps: AppDeps,
+  opts: { throttle?: LoginThrottle } = {},
+): Koa.Middleware<AppState, { deps: AppDeps }> {
   const throttle =
     opts.throttle ?? new LoginThrottle(deps.redis, { points: 5, durationSeconds: 60, keyPrefix: 'rl:board-login' });
   let board: Koa.Middleware | null = null;
@@ -52,7 +60,7 @@ export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = 
         serverAdapter,
         options: { uiConfig: { boardTitle: 'ISP queues', miscLinks: [{ text: 'Sign out', url: LOGOUT_PATH }] } },
       });
-      board = serverAdapter.registerPlugin() as unknown as Koa.Middleware;
+      board = serverAdapter.registerPlugin();
     }
     return board;
   };
@@ -63,6 +71,9 @@ export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = 
     if (path === LOGIN_PATH) return handlers.login(ctx);
     if (path === LOGOUT_PATH) return handlers.logout(ctx);
     if (path !== BOARD_PATH && !path.startsWith(`${BOARD_PATH}/`)) return next();
+    // bull-board's own pages and API: never framed (clickjacking), never cached (issue 7)
+    ctx.set('Content-Security-Policy', BOARD_CSP);
+    ctx.set('X-Frame-Options', 'DENY');
 
     const session = await findBoardSession(deps.knex, sessionCookie(ctx));
     const readOnly = ctx.method === 'GET' || ctx.method === 'HEAD';
@@ -75,9 +86,9 @@ export function boardRoutes(deps: AppDeps, opts: { throttle?: LoginThrottle } = 
     if (!readOnly && !sameOrigin(ctx)) throw new Forbidden('Cross-origin request refused.');
     ctx.state.auth = boardAuth(session);
     ctx.set('Cache-Control', 'no-store');
-    await getBoard()(ctx as unknown as Koa.Context, next);
+    await getBoard()(ctx, next);
   };
-  return mw as unknown as Koa.Middleware<AppState>;
+  return mw;
 }
 
 /** The AuthInfo of a board session (for the request log line). */
@@ -100,6 +111,7 @@ function boardAuth(s: BoardSession): NonNullable<AppState['auth']> {
 function safeNext(raw: unknown): string {
   if (typeof raw !== 'string' || raw.length > 500) return BOARD_PATH;
   if (raw !== BOARD_PATH && !raw.startsWith(`${BOARD_PATH}/`)) return BOARD_PATH;
+  // eslint-disable-next-line no-control-regex -- matches control characters to refuse them in a redirect target
   if (raw.includes('//') || raw.includes('\\') || raw.includes('..') || /[\s\u0000-\u001f]/.test(raw))
     return BOARD_PATH;
   return raw;
@@ -122,7 +134,7 @@ function methodNotAllowed(ctx: AppContext): void {
 }
 
 function formBody(ctx: AppContext): Record<string, unknown> {
-  const b = (ctx.request as unknown as { body?: unknown }).body;
+  const b = ctx.request.body;
   return b && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>) : {};
 }
 

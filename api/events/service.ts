@@ -160,6 +160,8 @@ export function registerSubscriber<N extends EventName>(id: string, def: Subscri
     throw new TypeError(`Subscriber ${id}: timeoutMs must be an integer in 1..${MAX_SUBSCRIBER_TIMEOUT_MS}`);
   }
   if (subscribers.has(id)) throw new Error(`Subscriber ${id} is already registered`);
+  // Subscriber.handle() takes any event, def.handle() only events named N: safe because subscribersFor() hands
+  // a subscriber only the events named in def.events (or every event for '*', where N is every name).
   const sub = Object.freeze({ ...def, id }) as unknown as Subscriber;
   subscribers.set(id, sub);
   return () => {

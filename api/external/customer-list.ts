@@ -20,17 +20,18 @@ import { CUSTOMER_COLUMNS, CUSTOMER_ONU_JOIN, customerShape } from './shapes.js'
  * page is one statement, the total included. How the page and the total are found depends on the
  * filters:
  *
- * | filters                    | total                                              | page                                       |
- * |----------------------------|----------------------------------------------------|--------------------------------------------|
- * | none, or status only       | customer_status_counts (trigger-maintained, see    | first page: straight off the (tenant_id[,  |
- * | (fixed named statements,   | migration 20261121010000): at most 3 rows summed   | status], created_at DESC, id DESC) index;  |
- * | the hot path)              |                                                    | later pages: ids by an index-only scan of  |
- * |                            |                                                    | it, then joined (a deferred join); deep    |
- * |                            |                                                    | pages in the back half read from the       |
- * |                            |                                                    | oldest end                                 |
- * | search (+ any other)       | count(*) of one GIN scan, materialised in a CTE    | top-N of the same CTE                      |
- * |                            | that also feeds the page (the search runs once)    |                                            |
- * | updated_since (+ status)   | count(*) with the same filters                     | the created_at index, filtered             |
+ * | filters                  | total                                       | page                                     |
+ * |--------------------------|---------------------------------------------|------------------------------------------|
+ * | none, or status only     | customer_status_counts (trigger-maintained, | first page: straight off the             |
+ * | (fixed named statements, | see migration 20261121010000): at most 3    | (tenant_id[, status], created_at DESC,   |
+ * | the hot path)            | rows summed                                 | id DESC) index; later pages: ids by an   |
+ * |                          |                                             | index-only scan of it, then joined (a    |
+ * |                          |                                             | deferred join); deep pages in the back   |
+ * |                          |                                             | half read from the oldest end            |
+ * | search (+ any other)     | count(*) of one GIN scan, materialised in a | top-N of the same CTE                    |
+ * |                          | CTE that also feeds the page (the search    |                                          |
+ * |                          | runs once)                                  |                                          |
+ * | updated_since (+ status) | count(*) with the same filters              | the created_at index, filtered           |
  */
 
 /** Validated query of the customers list. */

@@ -86,7 +86,10 @@ export function searchWords(search: unknown): string[] {
     .slice(0, MAX_SEARCH_TERMS);
 }
 
-/** One search term after expansion: a tsquery text of exact lexemes (or a `:*` prefix), or a word left to the two-form match. */
+/**
+ * One search term after expansion: a tsquery text of exact lexemes (or a `:*` prefix), or a word left to the
+ * two-form match.
+ */
 export type ExpandedTerm = { kind: 'query'; text: string } | { kind: 'word'; word: string };
 
 /**

@@ -1,4 +1,4 @@
-import type { Schema } from '../http/validation.js';
+import { SINGLE_LINE_PATTERN, type Schema } from '../http/validation.js';
 import { pageQuery } from '../shared/schemas.js';
 
 /**
@@ -26,7 +26,7 @@ const ts: Schema = { type: 'string', format: 'date-time' };
 const tsOrNull: Schema = { type: ['string', 'null'], format: 'date-time' };
 /** Strings never carry NUL (PostgreSQL refuses it in text) nor, in one-line fields, control characters. */
 const NO_NUL = '^[^\\u0000]*$';
-const ONE_LINE = '^[^\\u0000-\\u001f\\u007f]*$';
+const ONE_LINE = SINGLE_LINE_PATTERN;
 /** A one-line string of at most `max` characters (`min` 1 for required text). */
 const line = (max: number, min = 0): Schema => ({
   type: 'string',

@@ -66,7 +66,10 @@ export function customerSelect(scope: TenantScope) {
     .select(CUSTOMER_COLUMNS);
 }
 
-/** Customer read shape (document 1 + mac_address): package {id, name}, onu {id, serial_number, status, rx_power, tx_power, last_seen} (dBm). */
+/**
+ * Customer read shape (document 1 + mac_address): package {id, name}, onu {id, serial_number, status, rx_power,
+ * tx_power, last_seen} (dBm).
+ */
 export function customerShape(r: Row) {
   return {
     id: r.id,

@@ -1,15 +1,10 @@
-import type { Schema } from '../http/validation.js';
+import { singleLine, type Schema } from '../http/validation.js';
 import { listEnvelope, pageQuery } from '../shared/schemas.js';
-
-/** One line, no control characters (names); the same pattern as the other admin modules. */
-const ONE_LINE = '^[^\\u0000-\\u001f\\u007f]*$';
-/** Free text: no NUL (PostgreSQL refuses it). */
-const NO_NUL = '^[^\\u0000]*$';
 
 /** Fields of a home base (issue 8 item 3; document 2 leaves the body "not shown"). */
 const fields: Record<string, Schema> = {
-  name: { type: 'string', minLength: 1, maxLength: 190, pattern: ONE_LINE },
-  address: { type: 'string', minLength: 1, maxLength: 1000, pattern: NO_NUL },
+  name: { type: 'string', minLength: 1, maxLength: 190, ...singleLine },
+  address: { type: 'string', minLength: 1, maxLength: 1000 },
   latitude: { type: 'number', minimum: -90, maximum: 90, description: 'Degrees (WGS 84), -90..90.' },
   longitude: { type: 'number', minimum: -180, maximum: 180, description: 'Degrees (WGS 84), -180..180.' },
 };
@@ -27,7 +22,7 @@ export const homeBaseUpdateBody: Schema = { type: 'object', additionalProperties
 
 /** GET /api/home-bases query: page, per_page (20), search (name or address). */
 export const homeBaseListQuery: Schema = pageQuery(20, {
-  search: { type: 'string', maxLength: 100, pattern: ONE_LINE, description: 'Substring of the name or address.' },
+  search: { type: 'string', maxLength: 100, ...singleLine, description: 'Substring of the name or address.' },
 });
 
 /** A home base as the API answers it. */

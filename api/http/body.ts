@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import { koaBody } from 'koa-body';
+import { refuseHostileBody } from './hostile-input.js';
 
 /** Options of jsonBody(). */
 export interface BodyOptions {
@@ -22,6 +23,8 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
  * Parser errors keep their client status: malformed JSON or an unsupported charset -> 400/415
  * (422 VALIDATION_FAILED / invalid_request through the error table), too large -> 413; any other
  * parser failure becomes 400. Requests `when` refuses skip parsing and its content-type checks.
+ * A parsed body nested deeper than 64 levels or carrying NUL anywhere is refused with 422 before
+ * any route sees it (api/http/hostile-input.ts; issue 7).
  * @returns the Koa middleware
  */
 export function jsonBody(opts: BodyOptions): Koa.Middleware {
@@ -42,5 +45,11 @@ export function jsonBody(opts: BodyOptions): Koa.Middleware {
     },
   });
   const when = opts.when ?? ((ctx: Koa.Context) => BODY_METHODS.has(ctx.method));
-  return (ctx, next) => (when(ctx) ? parse(ctx, next) : next());
+  return (ctx, next) =>
+    when(ctx)
+      ? parse(ctx, () => {
+          refuseHostileBody((ctx.request as { body?: unknown }).body);
+          return next();
+        })
+      : next();
 }

@@ -14,7 +14,7 @@ import { MoneyError } from '../../lib/money.js';
 /** A thrown value as the client may see it. */
 export interface HttpError {
   status: number;
-  /** Error code: DESIGN §4's (UNAUTHENTICATED, ...) or the spec's own (demo_guard_blocked, mailbox_auth_failed, ...). */
+  /** Error code: DESIGN §4's (UNAUTHENTICATED, ...) or the spec's (demo_guard_blocked, mailbox_auth_failed, ...). */
   code: string;
   message: string;
   errors?: FieldErrors;
@@ -70,6 +70,10 @@ const PG_MAP: Record<string, { status: number; code: string; message: string }> 
   '22003': { status: 422, code: 'VALIDATION_FAILED', message: 'A number is out of range.' },
   '22007': { status: 422, code: 'VALIDATION_FAILED', message: 'A date or time has the wrong format.' },
   '22008': { status: 422, code: 'VALIDATION_FAILED', message: 'A date or time is out of range.' },
+  // backstop of the NUL checks (api/http/hostile-input.ts): invalid byte sequence (a NUL in text), and a
+  // character the database encoding cannot hold
+  '22021': { status: 422, code: 'VALIDATION_FAILED', message: 'A value contains a character that is not allowed.' },
+  '22P05': { status: 422, code: 'VALIDATION_FAILED', message: 'A value contains a character that is not allowed.' },
 };
 
 const SERVER_ERROR = 'Server error. Contact the administrator with this request id and the request time.';

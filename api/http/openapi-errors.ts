@@ -50,7 +50,8 @@ function forbiddenReasons(def: AnyWebRoute): string[] {
  * - 404 NOT_FOUND when the path has parameters; 409 CONFLICT when idempotent;
  * - 413 PAYLOAD_TOO_LARGE when the route takes a body;
  * - 422 VALIDATION_FAILED when it validates params, query, body or an Idempotency-Key;
- * - 429 RATE_LIMITED with Retry-After and X-RateLimit-* when rateLimited; 500 SERVER_ERROR always.
+ * - 429 RATE_LIMITED with Retry-After and X-RateLimit-* when rateLimited;
+ * - 431 HEADERS_TOO_LARGE (Node's limit of 16 KB, api/http/client-error.ts) and 500 SERVER_ERROR always.
  * @param def the route
  * @param hasPathParams whether the route's path has parameters
  * @returns status -> response (the route's own responses override these by status)
@@ -88,6 +89,11 @@ export function webCommonErrors(def: AnyWebRoute, hasPathParams: boolean): Recor
       },
     };
   }
+  out[431] = {
+    description:
+      'HEADERS_TOO_LARGE: the request line and headers exceed 16 KB (answered by the server before routing; ' +
+      'the body carries the request id).',
+  };
   out[500] = {
     description: 'SERVER_ERROR: unexpected failure; the body carries the request id that is also in the server log.',
   };

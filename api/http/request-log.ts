@@ -34,7 +34,8 @@ export function requestIdOf(incoming: string): string {
  * The one request-log middleware of both services (DESIGN.md §3 "one request log", §4 logging),
  * mounted first: request id (sent back in X-Request-Id), the one place errors are turned into
  * bodies (describeError -> the service's writeError), an unmatched route as 404 and a known path
- * with another method as 405 (with Allow), and one JSON log line per request with request id,
+ * with another method as 405 (with Allow; also for methods the router does not implement, which
+ * it answers 501), and one JSON log line per request with request id,
  * method, path, status, ms and the service's fields; a 5xx is logged at error level with the error.
  * @param opts the service's error writer and log fields
  * @returns the Koa middleware
@@ -51,10 +52,15 @@ export function requestLog<C extends Koa.ParameterizedContext<RequestLogState> &
     let thrown: unknown;
     try {
       await next();
-      const empty = ctx.body === undefined || ctx.body === null || (ctx.status === 405 && typeof ctx.body === 'string');
-      if (ctx.status === 404 && empty) opts.writeError(ctx, describeError(new RouteNotFound()), undefined);
-      else if (ctx.status === 405 && empty) {
-        const allow = ctx.response.get('Allow');
+      const routerAnswer = (ctx.status === 405 || ctx.status === 501) && typeof ctx.body === 'string';
+      const empty = ctx.body === undefined || ctx.body === null || routerAnswer;
+      const allow = ctx.response.get('Allow');
+      // 501 is the router's answer to a method it does not implement (TRACE, PROPFIND, ...): 405 on a
+      // known path (with Allow), 404 on any other
+      const unknownMethod = ctx.status === 501 && empty;
+      if ((ctx.status === 404 && empty) || (unknownMethod && !allow))
+        opts.writeError(ctx, describeError(new RouteNotFound()), undefined);
+      else if ((ctx.status === 405 && empty) || unknownMethod) {
         opts.writeError(ctx, describeError(new MethodNotAllowed(ctx.method, allow)), undefined);
       }
     } catch (e) {

@@ -97,10 +97,10 @@ export function mountRoutes<
   for (const def of defs) {
     const chain: Middleware<C>[] = [...opts.before(def)];
     chain.push(async (ctx, next) => {
-      const raw = (ctx as unknown as { params: Record<string, string> }).params;
+      const raw: Record<string, string> = ctx.params;
       ctx.state.params = def.params ? validate(queryAjv, def.params, { ...raw }) : { ...raw };
       ctx.state.query = def.query ? validate(queryAjv, def.query, { ...ctx.query }) : { ...ctx.query };
-      const body = (ctx.request as unknown as { body?: unknown }).body;
+      const body: unknown = ctx.request.body;
       if (def.body) {
         const copy = body && typeof body === 'object' && !Array.isArray(body) ? structuredClone(body) : (body ?? {});
         ctx.state.body = validate(bodyAjv, def.body, copy);
@@ -115,13 +115,10 @@ export function mountRoutes<
     const ids = opts.digitIds ? integerParams(def.params) : [];
     // one middleware per route: a non-digit id calls next() and so falls through to the next matching route
     const route: Middleware<C> = async (ctx, next) => {
-      const raw = (ctx as unknown as { params: Record<string, string> }).params;
+      const raw: Record<string, string> = ctx.params;
       if (ids.some((n) => raw[n] !== undefined && !/^[0-9]+$/.test(raw[n]))) return next();
       await run(ctx);
     };
-    const register = (router as unknown as Record<HttpMethod, (path: string, ...mw: Middleware<C>[]) => void>)[
-      def.method
-    ];
-    register.call(router, def.path, route);
+    router[def.method](def.path, route);
   }
 }

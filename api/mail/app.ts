@@ -1,6 +1,8 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import { jsonBody } from '../http/body.js';
+import { refuseNulInUrl } from '../http/hostile-input.js';
+import { securityHeaders } from '../http/security-headers.js';
 import { QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { mailErrorsAndLogging } from './middleware/errors.js';
@@ -10,7 +12,7 @@ import { mailRoutes } from './table.js';
 import { createMailDocsRouter } from './openapi.js';
 import { createDashboardRouter } from './dashboard/index.js';
 import { QUEUE as MAILBOX_CREATE_QUEUE } from '../../jobs/mailbox-create.js';
-import type { MailContext, MailDeps, MailRuntime, MailState } from './context.js';
+import type { MailDeps, MailRuntime, MailState } from './context.js';
 
 export type { MailDeps, MailConfig, MailContext } from './context.js';
 
@@ -62,10 +64,12 @@ export function createMailApp(deps: MailDeps): { app: Koa<MailState>; router: Ro
   const runtime = createRuntime(deps);
   Object.assign(app.context, { deps, mailRuntime: runtime });
 
-  const mw = (fn: (ctx: MailContext, next: Koa.Next) => Promise<void>) => fn as unknown as Koa.Middleware<MailState>;
-  app.use(mw(mailErrorsAndLogging()));
+  app.use(mailErrorsAndLogging());
+  // nosniff everywhere, no-store on /api (issue 7); NUL in the path or query -> 422 invalid_request
+  app.use(securityHeaders({ noStore: ['/api'] }));
+  app.use(refuseNulInUrl());
   // JSON bodies under /api/ only (1 MB; malformed -> invalid_request, too large -> payload_too_large)
-  app.use(mw(jsonBody({ limit: '1mb', when: (ctx) => ctx.path.startsWith('/api/') }) as never));
+  app.use(jsonBody({ limit: '1mb', when: (ctx) => ctx.path.startsWith('/api/') }));
 
   const router = new Router();
   const rl = deps.config.rateLimit ?? DEFAULT_MAIL_RATE_LIMIT;
@@ -76,11 +80,11 @@ export function createMailApp(deps: MailDeps): { app: Koa<MailState>; router: Ro
       keyPrefix: deps.config.rateLimitPrefix,
     }),
   });
-  app.use(router.routes() as unknown as Koa.Middleware<MailState>);
-  app.use(router.allowedMethods() as unknown as Koa.Middleware<MailState>);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
 
   const docs = createMailDocsRouter(mailRoutes, deps.config.mailBaseUrl).router;
-  app.use(docs.routes() as unknown as Koa.Middleware<MailState>);
+  app.use(docs.routes());
 
   const dashboard = createDashboardRouter({
     knex: deps.knex,
@@ -88,8 +92,8 @@ export function createMailApp(deps: MailDeps): { app: Koa<MailState>; router: Ro
     logger: deps.logger,
     config: { mailBaseUrl: deps.config.mailBaseUrl, appKey: deps.config.appKey },
   });
-  app.use(dashboard.routes() as unknown as Koa.Middleware<MailState>);
-  app.use(dashboard.allowedMethods() as unknown as Koa.Middleware<MailState>);
+  app.use(dashboard.routes());
+  app.use(dashboard.allowedMethods());
 
   return { app, router, close: () => runtime.close() };
 }

@@ -24,6 +24,10 @@ export const MAIL_ERRORS = {
   },
   mail_server_error: { status: 502, message: 'The mail server could not be reached or refused the request.' },
   // decided by us (docs/mailbox-api.md)
+  bad_request: {
+    status: 400,
+    message: 'The request is not valid HTTP/1.1 (for example a duplicated Content-Length).',
+  },
   domain_not_allowed: { status: 403, message: 'The API key may not create mailboxes in this domain.' },
   domain_not_found: { status: 404, message: 'The domain is not registered in the service.' },
   email_not_found: { status: 404, message: 'No e-mail with this id in the mailbox.' },
@@ -35,7 +39,9 @@ export const MAIL_ERRORS = {
     status: 409,
     message: 'The domain has no mail panel configured; an operator must add one before mailboxes can be created.',
   },
+  request_timeout: { status: 408, message: 'The request was not received completely in time.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
+  headers_too_large: { status: 431, message: 'The request line and headers are larger than 16 KB.' },
   rate_limited: { status: 429, message: 'Too many requests for this API key. Retry later.' },
   server_error: {
     status: 500,

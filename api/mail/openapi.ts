@@ -29,7 +29,9 @@ the mailbox password in the \`X-Mailbox-Password\` header or the JSON body field
 mailbox_not_allowed 403, domain_not_allowed 403, mailbox_not_found 404, domain_not_found 404,
 email_not_found 404, request_not_found 404, mailbox_exists 409, panel_not_configured 409,
 payload_too_large 413, invalid_request 422, mailbox_password_required 422, rate_limited 429,
-server_error 500, mail_server_error 502, queue_unavailable 503.
+headers_too_large 431, server_error 500, mail_server_error 502, queue_unavailable 503; malformed HTTP
+framing (a duplicated Content-Length, Transfer-Encoding with Content-Length) is 400 bad_request and a
+request not received in time 408 request_timeout.
 
 **Order of checks:** unauthorized, rate_limited, forbidden (scope), mailbox_not_found /
 domain_not_found, mailbox_not_allowed / domain_not_allowed, invalid_request, mailbox_password_required,
@@ -74,6 +76,7 @@ export function mailCommonErrors(def: AnyMailRoute): Record<number, CommonErrorD
       },
     };
   }
+  add(431, ERR('headers_too_large', 'the request line and headers exceed 16 KB (answered before routing).'));
   add(500, ERR('server_error', 'unexpected failure; the body carries the request id that is also in the server log.'));
   if (def.password) add(502, ERR('mail_server_error'));
   for (const r of Object.values(out)) r.schema = mailErrorBody;

@@ -1,4 +1,4 @@
-import type { Schema } from '../http/validation.js';
+import { singleLine, type Schema } from '../http/validation.js';
 import {
   PASSWORD_MAX_LENGTH,
   PASSWORD_MIN_LENGTH,
@@ -16,10 +16,17 @@ export const LIST_LIMIT_MAX = 100;
 
 const NO_CRLF = '^[^\\r\\n]*$';
 
+/**
+ * Longest mailbox password accepted (header or body field; issue 7): longer ones are 422
+ * invalid_request before any IMAP/SMTP login (Dovecot refuses them, which read as a 502).
+ */
+export const MAILBOX_PASSWORD_MAX_LENGTH = 1024;
+
 export const mailboxParam: Schema = {
   type: 'string',
   minLength: 1,
   maxLength: 320,
+  ...singleLine,
   description:
     'The mailbox address, URL-encoded (the at sign becomes %40), e.g. `info%40example.com`. Case-insensitive.',
 };
@@ -47,6 +54,7 @@ const domainParam: Schema = {
   type: 'string',
   minLength: 1,
   maxLength: 253,
+  ...singleLine,
   description: "The mail domain, e.g. `example.com`; it must be the API key's domain.",
 };
 
@@ -60,6 +68,7 @@ export const requestParams: Schema = {
     job_id: {
       type: 'string',
       maxLength: 64,
+      ...singleLine,
       description: 'The job_id of a 202 answer of POST /api/v1/domains/{domain}/mailboxes (`mailbox-create-<n>`).',
     },
   },
@@ -86,7 +95,7 @@ export const listQuery: Schema = {
 
 const mailboxPasswordField: Schema = {
   type: 'string',
-  maxLength: 1024,
+  maxLength: MAILBOX_PASSWORD_MAX_LENGTH,
   description:
     'The mailbox password, when not sent in the X-Mailbox-Password header (the header wins when both are present). Used for this request only; never stored.',
 };
@@ -148,9 +157,15 @@ export const createMailboxBody: Schema = {
       maxLength: PASSWORD_MAX_LENGTH,
       description: `Initial password, ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters. Handed to the panel sealed; never stored.`,
     },
-    real_name: { type: ['string', 'null'], maxLength: REAL_NAME_MAX_LENGTH, description: 'Optional display name.' },
+    real_name: {
+      type: ['string', 'null'],
+      maxLength: REAL_NAME_MAX_LENGTH,
+      ...singleLine,
+      description: 'Optional display name.',
+    },
     quota: {
       type: ['string', 'null'],
+      maxLength: 20,
       pattern: '^[0-9]+[MG]$',
       description:
         "Optional quota: a number followed by M (MiB) or G (GiB), e.g. `500M`; absent or null = the panel's default.",

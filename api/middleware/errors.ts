@@ -1,6 +1,9 @@
 import type { AppContext } from '../context.js';
 import { applyError, requestLog } from '../http/request-log.js';
 import type { HttpError } from '../http/error-table.js';
+import type { Server } from 'node:http';
+import { handleClientErrors } from '../http/client-error.js';
+import type { Logger } from '../../lib/logger.js';
 
 /**
  * Renders an HttpError as the web service's body (DESIGN.md §4 "Error body"):
@@ -24,4 +27,14 @@ export function errorsAndLogging() {
     writeError: writeWebError,
     logFields: (ctx) => ({ tenant_id: ctx.state.tenant?.id ?? null, user_id: ctx.state.auth?.userId ?? null }),
   });
+}
+
+/**
+ * The web service's answer to Node's own rejections (api/http/client-error.ts): 431 headers over
+ * 16 KB, 400 malformed framing, 408 request timeout, as `{message, code, request_id}`. Call it where
+ * the server is created (api/server.ts).
+ * @param logger optional: one line per answered client error
+ */
+export function handleWebClientErrors(server: Server, logger?: Logger): void {
+  handleClientErrors(server, (e) => ({ message: e.message, code: e.code, request_id: e.requestId }), logger);
 }

@@ -38,9 +38,9 @@ export function idempotency() {
     }
     const scope = ctx.state.scope!;
     const knex = ctx.deps.knex;
-    const route = `${ctx.method} ${(ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? ctx.path}`;
+    const route = `${ctx.method} ${ctx._matchedRoute ?? ctx.path}`;
     const hash = createHash('sha256')
-      .update(canonical((ctx.request as unknown as { body?: unknown }).body ?? null))
+      .update(canonical(ctx.request.body ?? null))
       .digest('hex');
     await scope
       .table('idempotency_keys')

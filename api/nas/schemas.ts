@@ -1,13 +1,13 @@
-import type { Schema } from '../http/validation.js';
+import { singleLine, type Schema } from '../http/validation.js';
 import { listEnvelope, pageQuery } from '../shared/schemas.js';
-import { credentialsBody, ONE_LINE } from '../olts/schemas.js';
+import { credentialsBody } from '../olts/schemas.js';
 
 /** NAS drivers (the network adapters of customer provisioning); `fake` for now, widened with each adapter. */
 export const NAS_DRIVERS = ['fake'] as const;
 
 /** Fields of a NAS body (issue 8 item 3). */
 const fields: Record<string, Schema> = {
-  name: { type: 'string', minLength: 1, maxLength: 190, pattern: ONE_LINE },
+  name: { type: 'string', minLength: 1, maxLength: 190, ...singleLine },
   nas_key: {
     type: 'string',
     minLength: 1,
@@ -31,7 +31,7 @@ const fields: Record<string, Schema> = {
   isolation_profile: {
     type: ['string', 'null'],
     maxLength: 64,
-    pattern: ONE_LINE,
+    ...singleLine,
     description: 'The profile (or address list) isolated customers are put in.',
   },
   is_active: { type: 'boolean', description: 'Inactive NAS take no new customers (default true).' },
@@ -50,7 +50,7 @@ export const nasUpdateBody: Schema = { type: 'object', additionalProperties: fal
 
 /** GET /api/nas query: page, per_page (20), search (name, nas_key, host), is_active. */
 export const nasListQuery: Schema = pageQuery(20, {
-  search: { type: 'string', maxLength: 100, pattern: ONE_LINE, description: 'Substring of name, nas_key or host.' },
+  search: { type: 'string', maxLength: 100, ...singleLine, description: 'Substring of name, nas_key or host.' },
   is_active: { type: 'boolean' },
 });
 

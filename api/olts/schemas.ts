@@ -1,13 +1,11 @@
-import type { Schema } from '../http/validation.js';
+import { singleLine, type Schema } from '../http/validation.js';
 import { listEnvelope, pageQuery } from '../shared/schemas.js';
 import { oltRead, OLT_STATUSES } from '../external/schemas.js';
 import { OLT_DRIVERS } from '../../jobs/adapters/olt/index.js';
 
-/** One line, no control characters (names, identifiers); the same pattern as the other admin modules. */
-export const ONE_LINE = '^[^\\u0000-\\u001f\\u007f]*$';
 const id = (description: string): Schema => ({ type: 'integer', minimum: 1, maximum: 2147483647, description });
 const nullableId = (description: string): Schema => ({ ...id(description), type: ['integer', 'null'] });
-const lineOrNull = (max: number): Schema => ({ type: ['string', 'null'], maxLength: max, pattern: ONE_LINE });
+const lineOrNull = (max: number): Schema => ({ type: ['string', 'null'], maxLength: max, ...singleLine });
 
 /**
  * Write-only device credentials (OLT, NAS): any of username, password, snmp_community. Sealed with
@@ -19,16 +17,16 @@ export const credentialsBody: Schema = {
   additionalProperties: false,
   minProperties: 1,
   properties: {
-    username: { type: 'string', minLength: 1, maxLength: 190, pattern: ONE_LINE },
+    username: { type: 'string', minLength: 1, maxLength: 190, ...singleLine },
     password: { type: 'string', minLength: 1, maxLength: 1024 },
-    snmp_community: { type: 'string', minLength: 1, maxLength: 190, pattern: ONE_LINE },
+    snmp_community: { type: 'string', minLength: 1, maxLength: 190, ...singleLine },
   },
   description: 'Write-only: stored encrypted, never returned. PUT: left out keeps them, null removes them.',
 };
 
 /** Fields of an OLT body (DESIGN.md §6 OLT fields + issue 8: home_base_id, driver, credentials, is_active). */
 const fields: Record<string, Schema> = {
-  name: { type: 'string', minLength: 1, maxLength: 190, pattern: ONE_LINE },
+  name: { type: 'string', minLength: 1, maxLength: 190, ...singleLine },
   vendor: lineOrNull(60),
   model: lineOrNull(60),
   ip_address: {
@@ -72,7 +70,7 @@ export const oltAdminListQuery: Schema = pageQuery(20, {
   search: {
     type: 'string',
     maxLength: 100,
-    pattern: ONE_LINE,
+    ...singleLine,
     description: 'Substring of name, IP address, location, vendor or model.',
   },
   status: { type: 'string', enum: [...OLT_STATUSES] },

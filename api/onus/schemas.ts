@@ -1,7 +1,6 @@
-import type { Schema } from '../http/validation.js';
+import { singleLine, type Schema } from '../http/validation.js';
 import { listEnvelope, pageQuery } from '../shared/schemas.js';
 import { onuRead, ONU_STATUSES } from '../external/schemas.js';
-import { ONE_LINE } from '../olts/schemas.js';
 
 const id = (description: string): Schema => ({ type: 'integer', minimum: 1, maximum: 2147483647, description });
 const nullableId = (description: string): Schema => ({ ...id(description), type: ['integer', 'null'] });
@@ -20,7 +19,7 @@ const fields: Record<string, Schema> = {
   pon_port: {
     type: ['string', 'null'],
     maxLength: 20,
-    pattern: ONE_LINE,
+    ...singleLine,
     description: 'e.g. 1/1/3 (frame/slot/port).',
   },
   is_active: { type: 'boolean', description: 'Inactive ONUs are not polled and not shown by the external API.' },
@@ -46,7 +45,7 @@ export const onuUpdateBody: Schema = {
 
 /** GET /api/onus query: page, per_page (20), search (serial), status, olt_id, customer_id, is_active. */
 export const onuAdminListQuery: Schema = pageQuery(20, {
-  search: { type: 'string', maxLength: 100, pattern: ONE_LINE, description: 'Substring of the serial number.' },
+  search: { type: 'string', maxLength: 100, ...singleLine, description: 'Substring of the serial number.' },
   status: { type: 'string', enum: [...ONU_STATUSES] },
   olt_id: id('Only ONUs of this OLT.'),
   customer_id: id('Only ONUs of this customer.'),

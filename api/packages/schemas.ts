@@ -1,19 +1,14 @@
-import type { Schema } from '../http/validation.js';
+import { singleLine, type Schema } from '../http/validation.js';
 import { listEnvelope, pageQuery } from '../shared/schemas.js';
 import { dataOf, packageRead, SERVICE_TYPES } from '../external/schemas.js';
 
 /** Default per_page of GET /api/packages (DESIGN.md §4 via issue 8: 20). */
 export const PACKAGES_PER_PAGE = 20;
 
-/** One line, no control characters (names); the same pattern as the other admin modules. */
-const ONE_LINE = '^[^\\u0000-\\u001f\\u007f]*$';
-/** Free text: no NUL (PostgreSQL refuses it). */
-const NO_NUL = '^[^\\u0000]*$';
-
 /** Fields of a package body (DESIGN.md §6 "package fields"); POST requires name and price. */
 const fields: Record<string, Schema> = {
-  name: { type: 'string', minLength: 1, maxLength: 190, pattern: ONE_LINE },
-  description: { type: ['string', 'null'], maxLength: 5000, pattern: NO_NUL },
+  name: { type: 'string', minLength: 1, maxLength: 190, ...singleLine },
+  description: { type: ['string', 'null'], maxLength: 5000 },
   price: {
     type: 'number',
     minimum: 0,
@@ -43,7 +38,7 @@ export const packageUpdateBody: Schema = { type: 'object', additionalProperties:
 
 /** GET /api/packages query: page, per_page (20), search (name), is_active, is_partner_package, service_type. */
 export const packageAdminListQuery: Schema = pageQuery(PACKAGES_PER_PAGE, {
-  search: { type: 'string', maxLength: 100, pattern: ONE_LINE, description: 'Substring of the name or description.' },
+  search: { type: 'string', maxLength: 100, ...singleLine, description: 'Substring of the name or description.' },
   is_active: { type: 'boolean' },
   is_partner_package: { type: 'boolean' },
   service_type: { type: 'string', enum: [...SERVICE_TYPES] },

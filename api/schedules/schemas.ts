@@ -1,4 +1,4 @@
-import type { Schema } from '../http/validation.js';
+import { singleLine, type Schema } from '../http/validation.js';
 import { listEnvelope, pageQuery } from '../shared/schemas.js';
 
 /** Schedule statuses (issue 8 item 5). */
@@ -19,6 +19,7 @@ const fields: Record<string, Schema> = {
   job_type: {
     type: ['string', 'null'],
     maxLength: 100,
+    ...singleLine,
     description: 'What is done, e.g. installation, repair, survey.',
   },
   technician_id: nullableId('A user of the tenant who does the work.'),

@@ -61,7 +61,8 @@ export async function createPlatformAdmin(knex: Knex, input: { email: string; pa
 /**
  * Creates a user in a tenant with one built-in role.
  * @param input.tenant tenant slug or id
- * @throws NotFound for an unknown tenant; ValidationFailed for an unknown role or bad credentials; Conflict for a taken e-mail
+ * @throws NotFound for an unknown tenant; ValidationFailed for an unknown role or bad credentials; Conflict for a
+ *   taken e-mail
  */
 export async function createUser(
   knex: Knex,

@@ -8,7 +8,10 @@ export const ticketStatusBody: Schema = {
   properties: { status: { type: 'string', enum: ['open', 'inprogress', 'resolved', 'closed'] } },
 };
 
-/** Ticket read shape (document 1) + source, external_id, response_due_at / resolution_due_at and the timestamps (DESIGN.md §6). */
+/**
+ * Ticket read shape (document 1) + source, external_id, response_due_at / resolution_due_at and the timestamps
+ * (DESIGN.md §6).
+ */
 export const ticketRead: Schema = {
   type: 'object',
   properties: {

@@ -1,4 +1,4 @@
-import type { Schema } from '../http/validation.js';
+import { singleLine, type Schema } from '../http/validation.js';
 
 /** Integration token create payload (document 1). */
 export const tokenCreateBody: Schema = {
@@ -6,9 +6,9 @@ export const tokenCreateBody: Schema = {
   required: ['name'],
   additionalProperties: false,
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 190 },
+    name: { type: 'string', minLength: 1, maxLength: 190, ...singleLine },
     access: { type: 'string', enum: ['read', 'read_write'], default: 'read' },
-    expires_at: { type: ['string', 'null'], format: 'date-time' },
+    expires_at: { type: ['string', 'null'], format: 'date-time', maxLength: 64 },
   },
 };
 

@@ -1,6 +1,7 @@
 import { execa } from 'execa';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
+import { inheritedEnv, searchPath } from '../config.js';
 
 /** apt-get update runs at most once per process. */
 let updated = false;
@@ -53,7 +54,7 @@ export async function ensureDebianPackage(
     );
   }
   log(`${binary} is missing: installing ${packages.join(' ')} with apt-get ...`);
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const env = { ...inheritedEnv(), DEBIAN_FRONTEND: 'noninteractive' };
   if (!updated) {
     await execa('apt-get', ['update', '-qq'], { env });
     updated = true;
@@ -69,7 +70,7 @@ export async function ensureDebianPackage(
  * user's PATH often lacks).
  * @returns its absolute path, or null
  */
-export async function which(binary: string, pathVar: string = process.env.PATH ?? ''): Promise<string | null> {
+export async function which(binary: string, pathVar: string = searchPath()): Promise<string | null> {
   for (const dir of pathVar.split(':').filter(Boolean).concat(['/usr/sbin', '/usr/bin', '/sbin'])) {
     const p = `${dir}/${binary}`;
     try {

@@ -53,7 +53,8 @@ export interface LocalDovecot {
   /**
    * Adds a mailbox user (appends a passwd-file line; Dovecot re-reads the file when it changes,
    * checking at most once a second: resolves once the next second has begun, so the user can log in).
-   * @throws Error when the e-mail or password cannot be written to a passwd-file (':' or line breaks) or the user exists
+   * @throws Error when the e-mail or password cannot be written to a passwd-file (':' or line breaks) or the user
+   *   exists
    */
   addUser(email: string, password: string): Promise<void>;
   /** Adds several users with one write (and one wait for Dovecot to see them, under a second). */

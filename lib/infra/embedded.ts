@@ -25,6 +25,13 @@ export interface Resolved {
   stop(): Promise<void>;
   /** Where a server started here keeps its data (absent for "env" and "reused"). */
   location?: string;
+  /** Process id of a server started here. */
+  pid?: number;
+  /**
+   * Resolves when a server started here has exited, also when it dies on its own (kill -9, crash):
+   * bin/dev.ts then stops everything, naming it. Absent for "env" and "reused".
+   */
+  exited?: Promise<{ code: number | null; signal: string | null }>;
 }
 
 /** Port and password of the embedded server, kept in `<dataDir>/postgres.json` by startEmbeddedPostgres. */
@@ -80,10 +87,18 @@ export async function resolveDatabase(
     throw new Error(
       `PostgreSQL did not start for ${path.join(dataDir, 'postgres')}: ${why}. ` +
         `If port ${meta?.port ?? '(new)'} is taken by another program, delete ${path.join(dataDir, 'postgres.json')} to pick a new port.`,
+      { cause: e },
     );
   }
   // a server left running when this process exits without stop() is stopped by lib/infra/postgres.ts
-  return { url: pg.url, source: 'started', stop: () => pg.stop(), location: pg.clusterDir };
+  return {
+    url: pg.url,
+    source: 'started',
+    stop: () => pg.stop(),
+    location: pg.clusterDir,
+    pid: pg.pid,
+    exited: pg.exited,
+  };
 }
 
 /**
@@ -100,7 +115,14 @@ export async function resolveRedis(
   opts.log?.(`starting redis-server (data in ${path.join(dataDir, 'redis')}) ...`);
   const { startRedis } = await import('./redis.js');
   const r = await startRedis(path.join(dataDir, 'redis'), (l) => opts.log?.(l));
-  return { url: r.url, source: 'started', stop: () => r.stop(), location: path.join(dataDir, 'redis') };
+  return {
+    url: r.url,
+    source: 'started',
+    stop: () => r.stop(),
+    location: path.join(dataDir, 'redis'),
+    pid: r.pid,
+    exited: r.exited,
+  };
 }
 
 /**

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { inheritedEnv } from '../config.js';
 import { freePort } from './free-port.js';
 import {
   cacheRoot,
@@ -38,6 +39,10 @@ export interface EmbeddedPg {
   port: number;
   /** where the cluster's files are (PGDATA) */
   clusterDir: string;
+  /** process id of the postmaster */
+  pid: number | undefined;
+  /** resolves when the postmaster has exited, for whatever reason (stop(), a crash, kill -9) */
+  exited: Promise<{ code: number | null; signal: string | null }>;
   /** Stops the server (fast shutdown) and, for a temporary cluster, deletes its files. */
   stop(): Promise<void>;
 }
@@ -123,6 +128,8 @@ export async function startEmbeddedPostgres(
       adminUrl: `${base}/postgres`,
       port,
       clusterDir: place.clusterDir,
+      pid: server.pid,
+      exited: server.exited,
       stop: async () => {
         if (stopped) return;
         stopped = true;
@@ -166,7 +173,7 @@ function processOptions(runAs: OsUser | null) {
     ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
     cwd: '/',
     stdin: 'ignore' as const,
-    env: { ...process.env, LC_MESSAGES: 'C' },
+    env: { ...inheritedEnv(), LC_MESSAGES: 'C' },
   };
 }
 
@@ -212,7 +219,11 @@ async function startServer(
   clusterDir: string,
   port: number,
   runAs: OsUser | null,
-): Promise<{ stop(): Promise<void> }> {
+): Promise<{
+  pid: number | undefined;
+  exited: Promise<{ code: number | null; signal: string | null }>;
+  stop(): Promise<void>;
+}> {
   const child: ResultPromise = execa(
     bins.postgres,
     [
@@ -258,6 +269,8 @@ async function startServer(
     });
   });
   return {
+    pid: child.pid,
+    exited: child.then((r) => ({ code: r.exitCode ?? null, signal: r.signal ?? null })),
     stop: async () => {
       child.kill(); // SIGINT: fast shutdown
       await child;
@@ -314,6 +327,7 @@ export async function postgresBinaries(opts: { copy: boolean; cacheDir?: string 
       throw new Error(
         `cannot put the PostgreSQL binaries into ${target} (${(e as Error).message}); ` +
           'remove that directory if it is left over from an interrupted copy',
+        { cause: e },
       );
     }
   }

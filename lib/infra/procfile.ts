@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
+import { colorWanted, searchPath } from '../config.js';
 
 /**
  * Procfile parsing and a small local process runner (DESIGN.md §1, TOOLCHAIN.md "Procfile
@@ -156,10 +157,10 @@ export function prefixFor(name: string, width: number, colorIndex: number, color
  * stdout and stderr to ours with a "name |" prefix. Signal it with signalProcess().
  */
 export function spawnProcess(entry: ProcfileEntry, opts: SpawnOptions): RunningProcess {
-  const color = opts.color ?? (!!process.stdout.isTTY && !process.env.NO_COLOR);
+  const color = opts.color ?? colorWanted();
   const prefix = prefixFor(entry.name, opts.prefixWidth ?? entry.name.length, opts.colorIndex ?? 0, color);
   const bin = path.join(opts.cwd, 'node_modules', '.bin');
-  const env = { ...opts.env, PATH: `${bin}${path.delimiter}${opts.env.PATH ?? process.env.PATH ?? ''}` };
+  const env = { ...opts.env, PATH: `${bin}${path.delimiter}${opts.env.PATH ?? searchPath()}` };
   // own process group: signals reach the command and its children (tsx runs node as a child)
   // a simple command replaces the shell (exec); a compound one (a && b) keeps it as the parent
   const script = isSimpleCommand(entry.command) ? `exec ${entry.command}` : entry.command;

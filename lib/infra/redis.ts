@@ -3,10 +3,20 @@ import fs from 'node:fs/promises';
 import { ensureDebianPackage, type AptDeps } from './apt.js';
 import { freePort } from './free-port.js';
 
+/** How a server child process ended. */
+export interface ServerExit {
+  code: number | null;
+  signal: string | null;
+}
+
 /** A redis-server child process. */
 export interface LocalRedis {
   url: string;
   port: number;
+  /** The redis-server process id. */
+  pid: number | undefined;
+  /** Resolves when redis-server has exited, for whatever reason (stop(), a crash, kill -9). */
+  exited: Promise<ServerExit>;
   stop(): Promise<void>;
 }
 
@@ -67,6 +77,8 @@ export async function startRedis(
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    pid: child.pid,
+    exited: child.then((r) => ({ code: r.exitCode ?? null, signal: r.signal ?? null })),
     stop: async () => {
       child.kill('SIGTERM');
       await child;

@@ -10,7 +10,10 @@ export interface SmtpRelayOptions {
   authenticate(user: string, password: string): Promise<boolean> | boolean;
   /** true when the address is a local mailbox; default: every address */
   isLocal?(address: string): Promise<boolean> | boolean;
-  /** what happens to a recipient that is not local: refused with 550 (default), or accepted and dropped (a demo without outside delivery) */
+  /**
+   * what happens to a recipient that is not local: refused with 550 (default), or accepted and dropped (a demo
+   * without outside delivery)
+   */
   nonLocal?: 'reject' | 'discard';
   /** where accepted messages go: Dovecot's LMTP listener */
   lmtp: { host: string; port: number };

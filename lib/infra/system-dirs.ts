@@ -2,6 +2,7 @@ import { execa } from 'execa';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { cacheDirSetting, stateDirSetting } from '../config.js';
 
 /**
  * Places outside the checkout for what the embedded servers run as another OS user (docs/decisions.md
@@ -27,13 +28,13 @@ export function isRoot(): boolean {
 }
 
 /** Root of the per-data-directory state: ISP_STATE_DIR when set, else /var/lib/isp-platform (absolute). */
-export function stateRoot(env: NodeJS.ProcessEnv = process.env): string {
-  return path.resolve(env.ISP_STATE_DIR || DEFAULT_STATE_ROOT);
+export function stateRoot(env?: NodeJS.ProcessEnv): string {
+  return path.resolve(stateDirSetting(env) ?? DEFAULT_STATE_ROOT);
 }
 
 /** Root of the shared cache: ISP_CACHE_DIR when set, else /var/cache/isp-platform (absolute). */
-export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
-  return path.resolve(env.ISP_CACHE_DIR || DEFAULT_CACHE_ROOT);
+export function cacheRoot(env?: NodeJS.ProcessEnv): string {
+  return path.resolve(cacheDirSetting(env) ?? DEFAULT_CACHE_ROOT);
 }
 
 /** An OS user's numeric ids. */

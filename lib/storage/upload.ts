@@ -17,6 +17,7 @@ export const SAMPLE_BYTES = 4100;
 export function validateKey(key: string): string {
   if (typeof key !== 'string' || key.length === 0) throw new StorageKeyError(String(key), 'key is empty');
   if (Buffer.byteLength(key) > 1024) throw new StorageKeyError(key, 'key is longer than 1024 bytes');
+  // eslint-disable-next-line no-control-regex -- matches control characters to refuse them in a storage key
   if (/[\x00-\x1f\x7f]/.test(key)) throw new StorageKeyError(key, 'key contains NUL or control characters');
   if (key.includes('\\')) throw new StorageKeyError(key, 'key contains a backslash');
   if (key.startsWith('/')) throw new StorageKeyError(key, 'key is an absolute path');
@@ -55,6 +56,7 @@ function looksLikeText(sample: Uint8Array): boolean {
   } catch {
     return false;
   }
+  // eslint-disable-next-line no-control-regex -- text has no control characters but tab, LF, FF and CR
   return !/[\x00-\x08\x0b\x0e-\x1f\x7f]/.test(s);
 }
 

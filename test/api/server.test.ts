@@ -5,7 +5,7 @@ import { startWeb } from '../../api/server.js';
 import { freePort } from '../../lib/infra/free-port.js';
 import { env } from '../helpers/env.js';
 
-/** The `web` process (Procfile `web: tsx api/server.ts`, DESIGN.md §1). */
+/** The `web` process (Procfile `web: node --import tsx api/server.ts`, DESIGN.md §1). */
 describe('the web process (api/server.ts)', () => {
   const baseEnv = (port: number): NodeJS.ProcessEnv => ({
     PATH: process.env.PATH,

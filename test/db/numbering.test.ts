@@ -100,6 +100,7 @@ describe('db/numbering.ts: per-tenant gap-free document numbers', () => {
     const tenantId = await makeTenant();
     let err: unknown;
     try {
+      // a plain Knex posing as a transaction: the runtime check refusing it is under test
       await nextNumber(env.knex as unknown as Knex.Transaction, tenantId, 'invoice');
     } catch (e) {
       err = e;

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createApp } from '../../api/app.js';
+import { handleWebClientErrors } from '../../api/middleware/errors.js';
 import { createLogger } from '../../lib/logger.js';
 import { createQueues, type Queues } from '../../jobs/queues.js';
 import type { AppDeps } from '../../api/context.js';
@@ -52,7 +53,7 @@ export async function startTestApp(config: Partial<AppDeps['config']> = {}): Pro
       cb();
     },
   });
-  const logger = createLogger('info', sink as never);
+  const logger = createLogger('info', sink);
   const queues = createQueues(env.redisUrl, { prefix: `{test-${process.pid}-${++counter}}` });
   const { app } = createApp({
     knex: env.knex,
@@ -67,6 +68,7 @@ export async function startTestApp(config: Partial<AppDeps['config']> = {}): Pro
     },
   });
   const server = http.createServer(app.callback());
+  handleWebClientErrors(server, logger);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   registerCleanup(async () => {
@@ -92,7 +94,7 @@ export async function startTestApp(config: Partial<AppDeps['config']> = {}): Pro
       }
       const res = await fetch(url + path, { method, headers, body, redirect: 'manual' });
       const text = await res.text();
-      let parsed: any = null;
+      let parsed: any;
       try {
         parsed = text ? JSON.parse(text) : null;
       } catch {

@@ -60,6 +60,7 @@ export interface MailStack {
   relay: SmtpRelay;
 }
 
+// globalThis viewed as a holder of our own optional keys: mocha may load this module more than once per run.
 const g = globalThis as unknown as { __ispMailStack?: Promise<MailStack> };
 
 /** Returns the run's mail stack, starting it on first use. */
@@ -204,6 +205,7 @@ export interface TlsMailStack {
   imapLoginLines(email: string): Promise<string[]>;
 }
 
+// globalThis viewed as a holder of our own optional keys: mocha may load this module more than once per run.
 const tg = globalThis as unknown as {
   __ispTestPki?: Promise<TestPki>;
   __ispTlsStacks?: Map<TlsStackKind, Promise<TlsMailStack>>;

@@ -67,7 +67,7 @@ describe('mail dashboard in headless Chromium (issue 3 §5, end to end)', functi
     const { app, close } = createMailApp({
       knex: env.knex,
       redis: env.redis,
-      logger: createLogger('info', sink as never),
+      logger: createLogger('info', sink),
       queues,
       mailClient,
       config: {

@@ -4,6 +4,7 @@ import { DelayedError, UnrecoverableError } from 'bullmq';
 import { seal } from '../../lib/crypto.js';
 import { configureJobDeps } from '../../jobs/deps.js';
 import * as mailboxCreate from '../../jobs/mailbox-create.js';
+import { SHUTDOWN_ABORT_REASON } from '../../jobs/queues.js';
 import {
   PanelError,
   type CreateMailboxInput,
@@ -275,6 +276,58 @@ describe('job mailbox-create (processor with a fake job and a fake panel)', () =
     expect(r.status).to.equal('created');
     expect((await request(p.requestId)).status).to.equal('created');
     expect(await secretLeft(p.secretId)).to.equal(false);
+  });
+
+  it('"exists" on a rerun after an earlier run called the panel (stalled job: attemptsMade still 0) counts as created', async () => {
+    // the first run calls the panel, which creates the mailbox; the run dies before it hears back
+    // (kill -9): BullMQ reruns the stalled job with attemptsMade unchanged
+    const p = await pending();
+    const created = new Set<string>();
+    const dies = new Error('worker killed');
+    mailboxCreate.configureMailboxCreate({
+      panelFactory: fakePanel((input) => {
+        const address = `${input.local_part}@${input.domain}`;
+        if (created.has(address)) throw new PanelError('exists', 'already exists');
+        created.add(address);
+        throw dies;
+      }).factory,
+    });
+    const data = { request_id: p.requestId, secret_id: p.secretId };
+    let err: unknown;
+    try {
+      await mailboxCreate.process(job(data).j, 'token');
+    } catch (e) {
+      err = e;
+    }
+    expect((err as Error).message).to.include('worker killed');
+    expect((await request(p.requestId)).panel_called_at).to.be.instanceOf(Date);
+    const r = await mailboxCreate.process(job(data, { attemptsMade: 0, attemptsStarted: 2 }).j, 'token');
+    expect(r.status).to.equal('created');
+    expect(await request(p.requestId)).to.include({ status: 'created', error_code: null });
+    expect(await env.knex('mail_mailboxes').where({ email: p.email }).select('id')).to.have.length(1);
+    expect(await secretLeft(p.secretId)).to.equal(false);
+  });
+
+  it('stopped by the worker shutdown on its last attempt: nothing recorded, the request stays pending with its sealed row', async () => {
+    const ctl = new AbortController();
+    mailboxCreate.configureMailboxCreate({
+      panelFactory: fakePanel(async () => {
+        ctl.abort(SHUTDOWN_ABORT_REASON);
+        throw new PanelError('transient', 'request aborted');
+      }).factory,
+    });
+    const p = await pending();
+    const { j, logs: jobLogs } = job({ request_id: p.requestId, secret_id: p.secretId }, { attemptsMade: 4 });
+    let err: unknown;
+    try {
+      await mailboxCreate.process(j, 'token', ctl.signal);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.be.instanceOf(PanelError);
+    expect(await request(p.requestId)).to.include({ status: 'pending', error_code: null });
+    expect(await secretLeft(p.secretId)).to.equal(true);
+    expect(jobLogs.join('\n')).to.include('stopped by the worker shutdown');
   });
 
   it("rate_limited moves the job to delayed for the panel's Retry-After (DelayedError), keeping the sealed row", async () => {

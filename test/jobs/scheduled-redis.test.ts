@@ -18,7 +18,7 @@ const silent = () =>
       write(_c, _e, cb) {
         cb();
       },
-    }) as never,
+    }),
   );
 
 /** The first 'completed' event of a queue whose job id matches, with its return value. */

@@ -25,7 +25,7 @@ function captureLogger() {
       cb();
     },
   });
-  return { logger: createLogger('info', sink as never), lines };
+  return { logger: createLogger('info', sink), lines };
 }
 
 describe('workers/main.ts startWorkers on real Redis', () => {

@@ -1,5 +1,17 @@
 import { expect } from 'chai';
-import { ConfigError, loadConfig, loadServerConfig, parseAppKey } from '../../lib/config.js';
+import {
+  cacheDirSetting,
+  colorWanted,
+  ConfigError,
+  dataDirSetting,
+  databaseUrlSetting,
+  isDevSupervisor,
+  loadConfig,
+  loadServerConfig,
+  parseAppKey,
+  searchPath,
+  stateDirSetting,
+} from '../../lib/config.js';
 
 const HEX_KEY = 'ab'.repeat(32);
 const SERVER_ENV = {
@@ -114,5 +126,33 @@ describe('lib/config: environment validation', () => {
       expect(err.message).to.equal(`${name} is required`);
     }
     expect(configError(() => loadServerConfig({ ...SERVER_ENV, PORT: 'x' })).message).to.match(/^PORT /);
+  });
+
+  it('getters of the launchers and infrastructure helpers: defaults, values, empty as unset', () => {
+    expect(dataDirSetting({})).to.equal('.data');
+    expect(dataDirSetting({ DATA_DIR: '' })).to.equal('.data');
+    expect(dataDirSetting({ DATA_DIR: '/srv/isp data' })).to.equal('/srv/isp data');
+    expect(loadConfig({ DATA_DIR: 'other' }).dataDir).to.equal('other');
+    expect(stateDirSetting({})).to.equal(undefined);
+    expect(stateDirSetting({ ISP_STATE_DIR: '' })).to.equal(undefined);
+    expect(stateDirSetting({ ISP_STATE_DIR: '/srv/state' })).to.equal('/srv/state');
+    expect(cacheDirSetting({ ISP_CACHE_DIR: '' })).to.equal(undefined);
+    expect(cacheDirSetting({ ISP_CACHE_DIR: '/srv/cache' })).to.equal('/srv/cache');
+    expect(searchPath({})).to.equal('');
+    expect(searchPath({ PATH: '/usr/bin:/bin' })).to.equal('/usr/bin:/bin');
+    expect(colorWanted({ isTTY: true }, {})).to.equal(true);
+    expect(colorWanted({ isTTY: true }, { NO_COLOR: '' })).to.equal(true);
+    expect(colorWanted({ isTTY: true }, { NO_COLOR: '1' })).to.equal(false);
+    expect(colorWanted({ isTTY: false }, {})).to.equal(false);
+    expect(colorWanted({}, {})).to.equal(false);
+    expect(isDevSupervisor({ ISP_DEV_SUPERVISOR: '1' })).to.equal(true);
+    expect(isDevSupervisor({ ISP_DEV_SUPERVISOR: 'yes' })).to.equal(false);
+    expect(isDevSupervisor({})).to.equal(false);
+  });
+
+  it('databaseUrlSetting validates DATABASE_URL alone, like loadConfig', () => {
+    expect(databaseUrlSetting({})).to.equal(undefined);
+    expect(databaseUrlSetting({ DATABASE_URL: SERVER_ENV.DATABASE_URL, PORT: 'x' })).to.equal(SERVER_ENV.DATABASE_URL);
+    expect(configError(() => databaseUrlSetting({ DATABASE_URL: 'mysql://h/db' })).message).to.match(/^DATABASE_URL /);
   });
 });

@@ -114,6 +114,7 @@ describe('lib/money.ts: exact money arithmetic', () => {
     expect(code(() => money('1.005'))).to.equal('INVALID_AMOUNT');
     expect(code(() => money(0.1 + 0.2))).to.equal('INVALID_AMOUNT');
     expect(code(() => money('1500.5', 0))).to.equal('INVALID_AMOUNT');
+    // null from an untyped caller: the runtime refusal is under test
     expect(code(() => money(null as unknown as string))).to.equal('INVALID_AMOUNT');
     expect(code(() => add('abc', 1))).to.equal('INVALID_AMOUNT');
     expect(code(() => mul(1, Number.NaN))).to.equal('INVALID_AMOUNT');

@@ -60,8 +60,11 @@ export function createDashboardRouter(deps: DashboardDeps): Router {
       }
       const email = text(req.body.email);
       const password = typeof req.body.password === 'string' ? req.body.password : '';
-      if (!email || !password)
-        return loginPage(kit, ctx, req, 422, { email, error: 'Enter your e-mail address and password.' });
+      if (!email || !password || email.length > 190 || password.length > 1024)
+        return loginPage(kit, ctx, req, 422, {
+          email: email.slice(0, 190),
+          error: 'Enter your e-mail address and password.',
+        });
       const wait = await throttle.blockedFor(ctx.ip, email);
       if (wait > 0) {
         ctx.set('Retry-After', String(wait));

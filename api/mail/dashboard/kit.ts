@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import type { Knex } from 'knex';
 import type { Redis } from 'ioredis';
 import { koaBody } from 'koa-body';
+import { inspectBody } from '../../http/hostile-input.js';
 import type { Logger } from '../../../lib/logger.js';
 import { verifyOperatorSession, type OperatorSession } from '../operators/service.js';
 import { html, layout, type LayoutSession, type SafeHtml } from './html.js';
@@ -87,14 +88,13 @@ function layoutSession(req?: DashRequest): LayoutSession | undefined {
 }
 
 async function parseForm(ctx: Koa.Context): Promise<Record<string, unknown>> {
-  const request = ctx.request as unknown as { body?: unknown };
-  if (request.body === undefined && !ctx.req.readableEnded) {
+  if (ctx.request.body === undefined && !ctx.req.readableEnded) {
     await koaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '100kb' })(
-      ctx as never,
+      ctx,
       async () => {},
     );
   }
-  const b = request.body;
+  const b: unknown = ctx.request.body;
   return b && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>) : {};
 }
 
@@ -120,6 +120,8 @@ export function createKit(deps: DashboardDeps): Kit {
         const session = token ? await verifyOperatorSession(deps.knex, token) : null;
         if (session) Object.assign(req, { session, token, csrf: csrfForSession(deps.config.appKey, token) });
         if (ctx.method === 'POST') req.body = await parseForm(ctx);
+        // NUL in a field (or absurd nesting) would reach PostgreSQL: the "Bad request" page, nothing changed (issue 7)
+        if (inspectBody(req.body)) throw Object.assign(new Error('hostile form body'), { status: 422, expose: true });
         if (opts.auth && !session) return redirect(ctx, '/login');
         if (ctx.method === 'POST' && opts.auth && !csrfMatches(req.csrf, req.body._csrf)) {
           return render(

@@ -1,6 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
-import type { Redis } from 'ioredis';
 
 /**
  * Browser-side protections of the operator dashboard (issue 3 §5): the session cookie
@@ -18,8 +17,10 @@ export interface CookieOptions {
 }
 
 /**
- * Writes a Set-Cookie header (HttpOnly, SameSite=Strict, Secure when asked). Written by hand so
- * that Secure works behind a TLS-terminating proxy too (Koa's cookies refuse Secure on plain http).
+ * Writes a Set-Cookie header (HttpOnly, SameSite=Strict; Secure when asked or when the request came
+ * over https, which behind a TLS-terminating proxy Koa knows from X-Forwarded-Proto when TRUST_PROXY
+ * is on). Written by hand so that Secure works behind such a proxy too (Koa's cookies refuse Secure
+ * on plain http).
  * @param maxAgeSeconds 0 deletes the cookie
  */
 export function setCookie(
@@ -37,7 +38,7 @@ export function setCookie(
     'SameSite=Strict',
   ];
   if (maxAgeSeconds <= 0) parts.push('Expires=Thu, 01 Jan 1970 00:00:00 GMT');
-  if (opts.secure) parts.push('Secure');
+  if (opts.secure || ctx.secure) parts.push('Secure');
   ctx.append('Set-Cookie', parts.join('; '));
 }
 

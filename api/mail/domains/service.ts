@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import type { Knex } from 'knex';
 import { seal, open } from '../../../lib/crypto.js';
 import { ValidationFailed, NotFound, type FieldErrors } from '../../errors.js';
-import { queryAjv, compile, toFieldErrors, type Schema } from '../../http/validation.js';
+import { queryAjv, coerceQuery, compile, toFieldErrors, type Schema } from '../../http/validation.js';
 
 /**
  * Domains and registered mailboxes of the Mailbox API (issue 3 §1 and §5, document 3): a domain
@@ -170,6 +170,7 @@ function normalise(input: DomainInput, existing?: Record<string, any>): Record<s
   }
   for (const k of Object.keys(v)) if (v[k] === undefined) delete v[k];
   const fn = compile(queryAjv, DOMAIN_SCHEMA);
+  coerceQuery(DOMAIN_SCHEMA, v); // form strings: only plain digits become port numbers
   const errors: FieldErrors = fn(v) ? {} : toFieldErrors(fn.errors);
   if (typeof v.name === 'string' && !errors.name && !DOMAIN_NAME.test(v.name))
     errors.name = ['The name field must be a domain name such as example.com.'];

@@ -1,6 +1,9 @@
 import { MAIL_ERRORS, MailApiError, type MailErrorCode } from '../errors.js';
 import { applyError, requestLog } from '../../http/request-log.js';
 import type { HttpError } from '../../http/error-table.js';
+import type { Server } from 'node:http';
+import { handleClientErrors } from '../../http/client-error.js';
+import type { Logger } from '../../../lib/logger.js';
 import type { MailContext } from '../context.js';
 
 /** DESIGN §4 codes of the shared error table -> the Mailbox API's codes (document 3 "Errors"). */
@@ -85,4 +88,32 @@ export function safeError(e: unknown, secrets: string[]): unknown {
     };
   };
   return walk(e, 0);
+}
+
+/** Codes of Node's client errors (api/http/client-error.ts) -> the Mailbox API's codes. */
+const CLIENT_ERROR_CODE: Record<string, MailErrorCode> = {
+  BAD_REQUEST: 'bad_request',
+  HEADERS_TOO_LARGE: 'headers_too_large',
+  REQUEST_TIMEOUT: 'request_timeout',
+  PAYLOAD_TOO_LARGE: 'payload_too_large',
+};
+
+/**
+ * The Mailbox API's answer to Node's own rejections (api/http/client-error.ts), as
+ * `{ok: false, error, message, request_id}` with Node's status (400 bad_request, 408
+ * request_timeout, 413 payload_too_large, 431 headers_too_large). Call it where the server is
+ * created (api/mail/server.ts).
+ * @param logger optional: one line per answered client error
+ */
+export function handleMailClientErrors(server: Server, logger?: Logger): void {
+  handleClientErrors(
+    server,
+    (e) => ({
+      ok: false,
+      error: CLIENT_ERROR_CODE[e.code] ?? 'bad_request',
+      message: e.message,
+      request_id: e.requestId,
+    }),
+    logger,
+  );
 }

@@ -1,5 +1,6 @@
 import type { Next } from 'koa';
 import { MailApiError } from '../errors.js';
+import { MAILBOX_PASSWORD_MAX_LENGTH } from '../schemas.js';
 import type { MailContext, ResolvedMailbox } from '../context.js';
 
 /**
@@ -86,11 +87,17 @@ export function resolveDomain() {
  * when the header is absent or empty, from the validated body field mailbox_password. The value is
  * moved to ctx.state.mailboxPassword (memory only, for this request) and removed from the body.
  * Runs after validation, so a payload error answers invalid_request first.
- * @throws MailApiError 422 mailbox_password_required when neither carries a non-empty value
+ * @throws MailApiError 422 invalid_request when the header is longer than MAILBOX_PASSWORD_MAX_LENGTH
+ *   (1024) characters (the body field has the same bound in its schema); 422 mailbox_password_required
+ *   when neither carries a non-empty value
  */
 export function requireMailboxPassword() {
   return async (ctx: MailContext, next: Next): Promise<void> => {
     const header = ctx.get('x-mailbox-password');
+    if (header.length > MAILBOX_PASSWORD_MAX_LENGTH) {
+      const reason = `The X-Mailbox-Password header must not be longer than ${MAILBOX_PASSWORD_MAX_LENGTH} characters.`;
+      throw new MailApiError('invalid_request', reason, { errors: { 'X-Mailbox-Password': [reason] } });
+    }
     const fromBody = ctx.state.body.mailbox_password;
     delete ctx.state.body.mailbox_password;
     const password = header !== '' ? header : typeof fromBody === 'string' ? fromBody : '';

@@ -23,9 +23,11 @@ interface UapiBody {
 /** The UAPI result object, also when a proxy wraps it as `{result: {...}}` (WHM-style). */
 export function unwrapUapi(json: unknown): UapiBody | null {
   if (!json || typeof json !== 'object' || Array.isArray(json)) return null;
-  const o = json as Record<string, unknown>;
-  if ('status' in o) return o as unknown as UapiBody;
-  if (o.result && typeof o.result === 'object' && 'status' in (o.result as object)) return o.result as UapiBody;
+  // `status` of any type: the caller reads it with Number(), so 1 and '1' both mean success
+  if ('status' in json) return json as UapiBody;
+  if ('result' in json && json.result && typeof json.result === 'object' && 'status' in json.result) {
+    return json.result as UapiBody;
+  }
   return null;
 }
 

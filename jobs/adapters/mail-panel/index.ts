@@ -71,6 +71,7 @@ export function defaultPanelPort(type: PanelType, ssl = true): number {
 }
 
 // NUL, CR, LF and the other control characters break headers and command lines
+// eslint-disable-next-line no-control-regex -- matches control characters to refuse them
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /**

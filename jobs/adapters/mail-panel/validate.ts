@@ -19,6 +19,7 @@ export const QUOTA_MAX_MB = 2_147_483_647;
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
 // C0 controls and DEL: NUL, CR and LF would end a header, a form field or a line of a file.
+// eslint-disable-next-line no-control-regex -- matches control characters to refuse them
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Whether `s` is an acceptable local part (case-insensitive, no `..`). */

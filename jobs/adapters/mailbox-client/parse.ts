@@ -10,7 +10,10 @@ import type { EmailDetail, EmailSummary } from './types.js';
 const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-/** Formats a date as an RFC 2822 date-time in UTC, e.g. `Sat, 21 Nov 2026 10:04:05 +0000`; '' when invalid or missing. */
+/**
+ * Formats a date as an RFC 2822 date-time in UTC, e.g. `Sat, 21 Nov 2026 10:04:05 +0000`; '' when invalid or
+ * missing.
+ */
 export function formatRfc2822(d: Date | string | undefined | null): string {
   const date = d instanceof Date ? d : d ? new Date(d) : null;
   if (!date || Number.isNaN(date.getTime())) return '';

@@ -18,7 +18,10 @@ import { mailTls, type MailTlsFor } from './tls.js';
 export interface ImapPoolOptions {
   /** ms a connection may stay unused before it logs out (default 60000; 0 = no reuse) */
   idleMs?: number;
-  /** most pooled connections; beyond it the least recently used idle one is closed, or the new one is not pooled (default 100) */
+  /**
+   * most pooled connections; beyond it the least recently used idle one is closed, or the new one is not pooled
+   * (default 100)
+   */
   maxPooled?: number;
   /** ms to connect and receive the greeting (default 10000) */
   connectTimeoutMs?: number;
@@ -113,7 +116,8 @@ export class ImapPool {
   /**
    * Runs `fn` on a logged-in connection for `c` (reused when one is pooled for the same key).
    * @param retryStale retry once on a fresh connection when a reused one turns out dead (only for read-only work)
-   * @throws MailAuthError, MailServerError (connection, server refusal, abort), EmailNotFoundError (from fn; keeps the connection)
+   * @throws MailAuthError, MailServerError (connection, server refusal, abort), EmailNotFoundError (from fn; keeps
+   *   the connection)
    */
   async run<T>(
     c: MailboxCredentials,

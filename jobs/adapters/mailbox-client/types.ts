@@ -3,7 +3,10 @@
  * Re-exported by index.ts.
  */
 
-/** One IMAP or SMTP server of a mail domain. `ssl` = implicit TLS, `starttls` = upgrade required, `none` = plaintext (loopback/demo only). */
+/**
+ * One IMAP or SMTP server of a mail domain. `ssl` = implicit TLS, `starttls` = upgrade required, `none` = plaintext
+ * (loopback/demo only).
+ */
 export interface MailServerEndpoint {
   host: string;
   port: number;
@@ -65,7 +68,10 @@ export interface MailboxClient {
   ): Promise<EmailSummary[]>;
   /** One INBOX message by UID; marks it \Seen. @throws EmailNotFoundError */
   getEmail(c: MailboxCredentials, uid: string, signal?: AbortSignal): Promise<EmailDetail>;
-  /** Replies in thread (RFC 5322 §3.6.4) over the mailbox's SMTP, copies to Sent, flags the original \Answered. @throws EmailNotFoundError */
+  /**
+   * Replies in thread (RFC 5322 §3.6.4) over the mailbox's SMTP, copies to Sent, flags the original \Answered.
+   * @throws EmailNotFoundError
+   */
   reply(c: MailboxCredentials, uid: string, o: { body: string }, signal?: AbortSignal): Promise<{ message_id: string }>;
   /** Sends a new plain-text e-mail over the mailbox's SMTP and copies it to Sent. */
   send(

@@ -38,7 +38,7 @@ class Browser {
       else this.cookies.set(name, value);
     }
     const text = await res.text();
-    let json: any = null;
+    let json: any;
     try {
       json = JSON.parse(text);
     } catch {

@@ -97,10 +97,10 @@ describe('buildOpenApi (api/http/openapi.ts)', () => {
       info,
     );
     const codes = (p: string, m = 'get') => Object.keys(doc.paths[p][m].responses);
-    expect(codes('/pub')).to.deep.equal(['200', '500']);
-    expect(codes('/ext/{id}')).to.deep.equal(['200', '401', '403', '404', '422', '429', '500']);
-    expect(codes('/ext', 'post')).to.deep.equal(['201', '401', '403', '409', '413', '422', '429', '500']);
-    expect(codes('/adm')).to.deep.equal(['200', '401', '403', '500']);
+    expect(codes('/pub')).to.deep.equal(['200', '431', '500']);
+    expect(codes('/ext/{id}')).to.deep.equal(['200', '401', '403', '404', '422', '429', '431', '500']);
+    expect(codes('/ext', 'post')).to.deep.equal(['201', '401', '403', '409', '413', '422', '429', '431', '500']);
+    expect(codes('/adm')).to.deep.equal(['200', '401', '403', '431', '500']);
     const post = doc.paths['/ext'].post;
     expect(post.responses['403'].description).to.include('demo_guard_blocked').and.include('read_write');
     expect(doc.paths['/adm'].get.responses['403'].description)

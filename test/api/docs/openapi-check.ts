@@ -1,8 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsPkg from 'ajv-formats';
 
-const addFormats = (addFormatsPkg as unknown as { default: typeof addFormatsPkg }).default ?? addFormatsPkg;
-
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 type Json = Record<string, any>;
@@ -52,7 +50,7 @@ export function structuralProblems(doc: Json): string[] {
     strictRequired: false,
     allErrors: true,
   });
-  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  addFormatsPkg.default(ajv);
   ajv.addVocabulary(['discriminator', 'xml', 'externalDocs', 'example']);
   const compileSchema = (s: unknown, where: string) => {
     if (s && typeof s === 'object' && '$ref' in (s as Json)) return;

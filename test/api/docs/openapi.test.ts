@@ -38,7 +38,7 @@ describe('OpenAPI document and /docs (issue 2 item 11)', () => {
         write(_c, _e, cb) {
           cb();
         },
-      }) as never,
+      }),
     );
     const built = createApp({
       knex: env.knex,

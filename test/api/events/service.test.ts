@@ -72,11 +72,13 @@ describe('api/events/service.ts publishEvent (transactional outbox)', () => {
       return null;
     };
     const misspelt = 'ticket_incident_create' as EventName;
+    // `as never`: the payload type of a misspelt name is unknown to TypeScript; the runtime check is under test
     const typo = await attempt((trx) => publishEvent(trx, tenantId, misspelt, { ticket_id: 1 } as never));
     expect(typo).to.be.instanceOf(TypeError);
     expect(typo!.message).to.include('ticket_incident_create');
     const noTenant = await attempt((trx) => publishEvent(trx, 0, 'ticket_incident_created', { ticket_id: 1 }));
     expect(noTenant).to.be.instanceOf(TypeError);
+    // `as never`: an array payload that TypeScript would refuse, to test the runtime refusal of a JavaScript caller
     const arr = await attempt((trx) => publishEvent(trx, tenantId, 'ticket_incident_created', [1] as never));
     expect(arr).to.be.instanceOf(TypeError);
     const big = { ticket_id: 1, note: 'x'.repeat(MAX_PAYLOAD_BYTES) };

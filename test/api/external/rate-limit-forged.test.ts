@@ -82,7 +82,7 @@ describe('external v1: rate limit and forged tokens (3 requests a minute)', () =
           logs.push(chunk.toString());
           cb();
         },
-      }) as never,
+      }),
     );
     const broken = new Redis({
       host: '127.0.0.1',

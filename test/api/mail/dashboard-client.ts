@@ -28,7 +28,7 @@ export async function startDashboard(config: Partial<DashboardDeps['config']> = 
   const router = createDashboardRouter({
     knex: env.knex,
     redis: env.redis,
-    logger: createLogger('info', sink as never),
+    logger: createLogger('info', sink),
     config: {
       mailBaseUrl: 'http://127.0.0.1',
       loginThrottle: { points: 5, durationSeconds: 900, keyPrefix: `t-dash-${randomBytes(4).toString('hex')}` },
@@ -120,7 +120,7 @@ export function csrfOf(page: string): string {
 
 /** A hidden field's value. */
 export function fieldOf(page: string, name: string): string {
-  const m = new RegExp(`name="${name}" value="([^"]*)"`).exec(page);
+  const m = new RegExp(`name="${name}"\\s+value="([^"]*)"`).exec(page); // attributes may be on separate lines
   if (!m) throw new Error(`no field ${name} on the page`);
   return m[1];
 }

@@ -71,7 +71,7 @@ describe('mail dashboard: API keys (issue 3 §5)', () => {
     expect(step2.text).not.to.include(foreignBox.email);
     for (const p of ['read', 'reply', 'full']) expect(step2.text).to.include(`name="permission" value="${p}"`);
     expect(step2.text).to.include('emails:read, emails:reply, emails:send, mailboxes:create');
-    expect(step2.text).to.match(/name="form_id" value="[0-9a-f]{32}"/);
+    expect(step2.text).to.match(/name="form_id"\s+value="[0-9a-f]{32}"/);
   });
 
   it('creates a key: 201 page with the key once (no-store), only its hash in the database, a reload cannot mint a second key', async () => {
@@ -218,7 +218,7 @@ describe('mail dashboard: API keys (issue 3 §5)', () => {
     expect(escapeHtml(`&<>"'\``)).to.equal('&amp;&lt;&gt;&quot;&#39;&#96;');
     const inner = html`<b>${'<i>'}</b>`;
     expect(html`<p>${inner}${null}${false}${undefined}${[html`<br />`, '<x>']}${0}</p>`.value).to.equal(
-      '<p><b>&lt;i&gt;</b><br>&lt;x&gt;0</p>',
+      '<p><b>&lt;i&gt;</b><br />&lt;x&gt;0</p>',
     );
   });
 });

@@ -5,7 +5,7 @@ import { freePort } from '../../../lib/infra/free-port.js';
 import { env } from '../../helpers/env.js';
 import { TEST_APP_KEY } from './support.js';
 
-/** The `mail` process (Procfile `mail: tsx api/mail/server.ts`). */
+/** The `mail` process (Procfile `mail: node --import tsx api/mail/server.ts`). */
 describe('Mailbox API: the mail process (api/mail/server.ts)', () => {
   const baseEnv = (port: number): NodeJS.ProcessEnv => ({
     PATH: process.env.PATH,

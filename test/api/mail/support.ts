@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createMailApp } from '../../../api/mail/app.js';
+import { handleMailClientErrors } from '../../../api/mail/middleware/errors.js';
 import type { MailConfig } from '../../../api/mail/context.js';
 import { createApiKey, type MailScope } from '../../../api/mail/keys/service.js';
 import { createLogger } from '../../../lib/logger.js';
@@ -21,6 +22,7 @@ export const SENTINEL_MAILBOX_PASSWORD = 'Sentinel-MBX-6d1f0a9b-pw';
 /** The initial password of every mailbox the create tests ask for; it must appear nowhere afterwards. */
 export const SENTINEL_NEW_PASSWORD = 'Sentinel-NEW-3c7e52d4-pw';
 
+// globalThis viewed as a holder of our own optional keys: mocha may load this module more than once per run.
 const g = globalThis as unknown as { __mailTestLogs?: string[]; __mailTestKey?: Buffer; __mailTestOutput?: string[] };
 /** Every log line written by any mail app or job logger of these tests. */
 export const allMailLogs: string[] = (g.__mailTestLogs ??= []);
@@ -56,7 +58,7 @@ export function captureLogger(into: string[] = []) {
       cb();
     },
   });
-  return createLogger('debug', sink as never);
+  return createLogger('debug', sink);
 }
 
 export const uniq = () => randomBytes(4).toString('hex');
@@ -109,6 +111,7 @@ export async function startMailTestApp(opts: {
     },
   });
   const server = http.createServer(app.callback());
+  handleMailClientErrors(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   registerCleanup(async () => {
@@ -135,7 +138,7 @@ export async function startMailTestApp(opts: {
       }
       const res = await fetch(url + path, { method, headers, body, redirect: 'manual' });
       const text = await res.text();
-      let parsed: any = null;
+      let parsed: any;
       try {
         parsed = text ? JSON.parse(text) : null;
       } catch {
@@ -154,7 +157,8 @@ export interface DomainFixture {
 
 /**
  * Inserts a mail domain.
- * @param o.imap/smtp servers (default unreachable placeholders), o.panel a cPanel config (password sealed like the dashboard does)
+ * @param o.imap/smtp servers (default unreachable placeholders), o.panel a cPanel config (password sealed like the
+ *   dashboard does)
  */
 export async function makeDomain(
   o: {

@@ -18,6 +18,9 @@ const { knex: makeKnex } = knexPkg;
 /** An Objection model over a temporary table (to see Objection-wrapped database errors). */
 class TempThing extends Model {
   static override tableName = 'tmp_things';
+  declare code: string;
+  declare name: string | null;
+  declare qty: number;
 }
 
 /** Runs `fn` in a transaction holding a temp table with a unique, a not-null and a check column. */
@@ -63,7 +66,7 @@ const TEST_ROUTES: AnyWebRoute[] = [
   }),
   route('/test/objection-unique', async () => {
     await withTempTable(async (trx) => {
-      await TempThing.query(trx).insert({ code: 'secret-code-1', name: 'dup', qty: 2 } as never);
+      await TempThing.query(trx).insert({ code: 'secret-code-1', name: 'dup', qty: 2 });
     });
   }),
 ];
@@ -78,7 +81,7 @@ async function start(knex: Knex = env.knex) {
         logs.push(c.toString());
         cb();
       },
-    }) as never,
+    }),
   );
   const queues = createQueues(env.redisUrl, { prefix: `{test-errors-${process.pid}}` });
   const { app, router } = createApp({
@@ -109,7 +112,7 @@ async function start(knex: Knex = env.knex) {
       redirect: 'manual',
     });
     const text = await res.text();
-    let body: any = null;
+    let body: any;
     try {
       body = JSON.parse(text);
     } catch {

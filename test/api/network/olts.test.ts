@@ -101,6 +101,7 @@ describe('/api/olts', () => {
       [olt({ pon_ports: 0 }), 'pon_ports'],
       [olt({ credentials: {} }), 'credentials'],
       [olt({ credentials: { username: 'u', password: 12345 } }), 'credentials.password'],
+      [olt({ credentials: { password: SECRET, token: 'x' } }), 'credentials.token'],
     ];
     for (const [body, field] of cases) {
       const res = await create(body);

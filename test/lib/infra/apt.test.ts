@@ -5,7 +5,10 @@ import path from 'node:path';
 import { aptInstallCommand, ensureDebianPackage, which } from '../../../lib/infra/apt.js';
 import { startRedis } from '../../../lib/infra/redis.js';
 
-/** lib/infra/apt.ts: issue 2 item 2 "apt-get installs it when missing and the user is root; otherwise a clear message with the command". */
+/**
+ * lib/infra/apt.ts: issue 2 item 2 "apt-get installs it when missing and the user is root; otherwise a clear message
+ * with the command".
+ */
 describe('lib/infra/apt ensureDebianPackage', () => {
   it('returns the path of a binary that is on PATH, installing nothing', async () => {
     const lines: string[] = [];

@@ -18,6 +18,7 @@ describe('lib/storage/index.ts: factory, type detection, keys, Content-Dispositi
     const local = createStorage({ driver: 'local', root: defaultLocalRoot('/var/lib/isp') });
     expect(local).to.be.instanceOf(LocalStorage);
     expect((local as LocalStorage).root).to.equal('/var/lib/isp/storage');
+    // a driver the StorageConfig type does not allow, as a bad config file would give: the refusal is under test
     const ftp = { driver: 'ftp' } as unknown as StorageConfig;
     expect(() => createStorage(ftp)).to.throw(TypeError, /unknown storage driver/);
     expect(() => createStorage({ driver: 'local', root: '' })).to.throw(TypeError);

@@ -11,9 +11,10 @@ const { Server, utils } = ssh2;
 
 /**
  * An in-process SSH server (ssh2's Server) in front of a fake HestiaCP: every exec request is run
- * by the local POSIX shell (`sh -c <command>` in the fake's temp dir, as sshd runs it through the login shell), with stdin,
- * stdout, stderr and the exit code relayed over the channel. The Hestia install dir holds stub
- * `v-add-mail-account`, `v-list-mail-account` and `v-list-user` scripts that behave like Hestia's
+ * by the local POSIX shell (`sh -c <command>` in the fake's temp dir, as sshd runs it through the
+ * login shell), with stdin, stdout, stderr and the exit code relayed over the channel. The Hestia
+ * install dir holds stub `v-add-mail-account`, `v-list-mail-account` and `v-list-user` scripts that
+ * behave like Hestia's
  * (same exit codes and "Error: ..." lines, state kept in files), record the argv they received
  * (NUL-separated) and copy the password file Hestia would read.
  */

@@ -359,6 +359,7 @@ describe('mail panel adapters: pure functions', () => {
         [{ user: 'a\r\nX-Injected: 1' }, 'user'],
         [{ password: null }, 'password'],
         [{ password: 'tok\r\nen' }, 'password'],
+        // an unsupported panel type TypeScript would refuse, to test the runtime refusal
         [{ type: 'plesk' as never }, 'type'],
         [{ type: 'hestia', password: null, ssh_key_path: null }, 'ssh_key_path'],
         [{ type: 'hestia', ssh_key_path: 'relative/key' }, 'ssh_key_path'],
