@@ -5,6 +5,9 @@ import { externalRoutes } from './external/routes.js';
 import { ticketRoutes } from './tickets/routes.js';
 import { auditLogRoutes } from './audit-logs/routes.js';
 import { scheduleRoutes } from './schedules/routes.js';
+import { userRoutes } from './users/routes.js';
+import { roleRoutes } from './roles/routes.js';
+import { settingsRoutes } from './settings/routes.js';
 import { packageRoutes } from './packages/routes.js';
 import { oltRoutes } from './olts/routes.js';
 import { onuRoutes } from './onus/routes.js';
@@ -22,6 +25,9 @@ export const webRoutes: AnyWebRoute[] = [
   ...ticketRoutes,
   ...auditLogRoutes,
   ...scheduleRoutes,
+  ...userRoutes,
+  ...roleRoutes,
+  ...settingsRoutes,
   ...packageRoutes,
   ...oltRoutes,
   ...onuRoutes,

@@ -4,22 +4,24 @@ import { mintToken, type TokenKind } from '../../lib/token.js';
 import { Unauthenticated } from '../errors.js';
 
 /**
- * Loads a user's roles and permissions. Super Admin holds every permission.
+ * Loads a user's roles and permissions. The built-in Super Admin role (tenant_id null) holds every
+ * permission; a custom role can never carry its name (check roles_custom_not_builtin).
  * @returns role names and permission names (sorted)
  */
 export async function rolesAndPermissions(
   knex: Knex,
   userId: number,
 ): Promise<{ roles: string[]; permissions: string[] }> {
-  const rows: { role: string; permission: string | null }[] = await knex('user_roles as ur')
+  const rows: { role: string; builtin: boolean; permission: string | null }[] = await knex('user_roles as ur')
     .join('roles as r', 'r.id', 'ur.role_id')
     .leftJoin('role_permissions as rp', 'rp.role_id', 'r.id')
     .leftJoin('permissions as p', 'p.id', 'rp.permission_id')
     .where('ur.user_id', userId)
-    .select('r.name as role', 'p.name as permission');
+    .select('r.name as role', knex.raw('r.tenant_id IS NULL AS builtin'), 'p.name as permission');
   const roles = [...new Set(rows.map((r) => r.role))].sort();
   let permissions = [...new Set(rows.map((r) => r.permission).filter((p): p is string => !!p))];
-  if (roles.includes('Super Admin')) permissions = (await knex('permissions').pluck('name')) as string[];
+  if (rows.some((r) => r.builtin && r.role === 'Super Admin'))
+    permissions = (await knex('permissions').pluck('name')) as string[];
   return { roles, permissions: permissions.sort() };
 }
 
@@ -83,7 +85,8 @@ export async function issueToken(
 /**
  * Checks e-mail and password and opens a login session (POST /api/auth/login, DESIGN.md §5).
  * @returns `{token, token_type, expires_at, user, tenant}`
- * @throws Unauthenticated (401) for an unknown e-mail or a wrong password (same message for both)
+ * @throws Unauthenticated (401) for an unknown e-mail or a wrong password (same message for both);
+ *   for a deactivated user (is_active false, issue 8 item 1) after a correct password only
  */
 export async function login(
   knex: Knex,
@@ -97,6 +100,7 @@ export async function login(
   }
   if (!(await verifyPassword(user.password_hash, input.password)))
     throw new Unauthenticated('These credentials do not match our records.');
+  if (user.is_active === false) throw new Unauthenticated('This account is deactivated.');
   const expiresAt = new Date(Date.now() + LOGIN_TTL_MS);
   const { token } = await issueToken(knex, 'login', {
     tenant_id: user.tenant_id,

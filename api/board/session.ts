@@ -27,7 +27,8 @@ let dummyHash: Promise<string> | null = null;
 /**
  * Checks e-mail and password of a platform admin (argon2id, api/auth/service.ts verifyPassword).
  * A tenant user's correct credentials are refused exactly like a wrong password.
- * @returns the user, or null for an unknown e-mail, a wrong password or a user who is not a platform admin
+ * @returns the user, or null for an unknown e-mail, a wrong password or a user who is not an active
+ *   platform admin
  */
 export async function verifyPlatformAdmin(
   knex: Knex,
@@ -36,14 +37,14 @@ export async function verifyPlatformAdmin(
 ): Promise<{ id: number; email: string; name: string } | null> {
   const user = await knex('users')
     .whereRaw('lower(email) = lower(?)', [email])
-    .first('id', 'email', 'name', 'password_hash', 'is_platform_admin');
+    .first('id', 'email', 'name', 'password_hash', 'is_platform_admin', 'is_active');
   if (!user) {
     dummyHash ??= hashPassword('not-a-real-password');
     await verifyPassword(await dummyHash, password);
     return null;
   }
   const ok = await verifyPassword(user.password_hash, password);
-  if (!ok || user.is_platform_admin !== true) return null;
+  if (!ok || user.is_platform_admin !== true || user.is_active === false) return null;
   return { id: user.id, email: user.email, name: user.name };
 }
 
@@ -79,7 +80,7 @@ export async function findBoardSession(knex: Knex, raw: string | undefined | nul
   if (!parsed || parsed.kind !== 'board') return null;
   const row = await knex('auth_tokens as t')
     .join('users as u', 'u.id', 't.user_id')
-    .where({ 't.id': parsed.id, 't.type': 'board', 'u.is_platform_admin': true })
+    .where({ 't.id': parsed.id, 't.type': 'board', 'u.is_platform_admin': true, 'u.is_active': true })
     .whereNull('t.revoked_at')
     .where('t.expires_at', '>', knex.fn.now())
     .first('t.id', 't.token_hash', 't.expires_at', 't.last_used_at', 'u.id as user_id', 'u.email', 'u.name');

@@ -133,9 +133,14 @@ export function authenticate(kind: AuthKind, rateLimit?: TokenRateLimiter) {
       if (auth.tenantId === null || auth.tenantId !== row.tenant_id) throw new Forbidden('This token has no tenant.');
     } else {
       const user = row.user_id
-        ? await ctx.deps.knex('users').select('id', 'tenant_id', 'is_platform_admin').where({ id: row.user_id }).first()
+        ? await ctx.deps
+            .knex('users')
+            .select('id', 'tenant_id', 'is_platform_admin', 'is_active')
+            .where({ id: row.user_id })
+            .first()
         : null;
-      if (!user) throw new Unauthenticated();
+      // deactivation revokes the sessions too; this also covers a login that raced with it
+      if (!user || user.is_active === false) throw new Unauthenticated();
       auth.tenantId = user.tenant_id;
       auth.isPlatformAdmin = user.is_platform_admin;
       Object.assign(auth, await rolesAndPermissions(ctx.deps.knex, user.id));

@@ -13,6 +13,13 @@ export const DEMO_BLOCKED_ACTIONS = [
   'external.tickets.create',
   // issue 2: ticket status changes notify customers
   'tickets.status.update',
+  // issue 8 item 1: who may do what on the demo tenant stays as seeded for the next visitor
+  'users.create',
+  'users.update',
+  'roles.create',
+  'roles.update',
+  'roles.delete',
+  'settings.modules.update',
   // DESIGN §10: real external systems
   'wabot.send',
   'email.send',

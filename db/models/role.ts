@@ -7,6 +7,8 @@ export class Role extends Model {
   id!: number;
   tenant_id!: number | null;
   name!: string;
+  created_at!: Date;
+  updated_at!: Date;
 
   static relationMappings = () => ({
     permissions: {

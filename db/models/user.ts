@@ -11,6 +11,12 @@ export class User extends Model {
   email!: string;
   password_hash!: string;
   is_platform_admin!: boolean;
+  /** False: cannot log in, sessions revoked (issue 8 item 1). */
+  is_active!: boolean;
+  /** E.164 (e.g. +6281234567890) or null. */
+  phone!: string | null;
+  /** The user's home base (home_bases, issue 8 item 3) or null. */
+  home_base_id!: number | null;
   created_at!: Date;
   updated_at!: Date;
 

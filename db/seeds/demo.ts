@@ -3,6 +3,8 @@ import { createPlatformAdmin, createTenant, createUser, ensureCatalog, findTenan
 import { recordAudit } from '../../api/audit-logs/service.js';
 import { TenantScope } from '../tenant-scope.js';
 import { seedTenantData, summarize, type DemoSize, type TenantSeedSummary } from './demo-tenant.js';
+import { DEMO_CLERK, DEMO_CUSTOM_ROLE, seedDemoStaff } from './demo-users.js';
+import { ROLES } from '../../api/tenants/catalog.js';
 
 /**
  * The demo platform of the embedded default (DESIGN.md §2, issue 2 §2): a platform admin, tenant
@@ -28,6 +30,7 @@ export const DEMO_LOGINS: readonly DemoLogin[] = [
   { email: 'manager@demo-isp.test', tenant: 'demo-isp', role: 'Administrator' },
   { email: 'tech@demo-isp.test', tenant: 'demo-isp', role: 'technician' },
   { email: 'staff@demo-isp.test', tenant: 'demo-isp', role: 'staff' },
+  { email: DEMO_CLERK.email, tenant: 'demo-isp', role: DEMO_CUSTOM_ROLE.name },
   { email: 'admin@demo-sandbox.test', tenant: 'demo-sandbox', role: 'Super Admin' },
 ];
 
@@ -100,7 +103,8 @@ export async function seedDemo(knex: Knex, opts: SeedOptions = {}): Promise<Seed
       adminPassword: DEMO_PASSWORD,
     });
     let technicianId: number | null = null;
-    for (const login of DEMO_LOGINS.filter((l) => l.tenant === 'demo-isp' && l.role !== 'Super Admin')) {
+    const builtIn = (l: DemoLogin) => (ROLES as readonly string[]).includes(l.role);
+    for (const login of DEMO_LOGINS.filter((l) => l.tenant === 'demo-isp' && l.role !== 'Super Admin' && builtIn(l))) {
       const u = await createUser(trx, {
         tenant: isp.tenant.id,
         email: login.email,
@@ -113,10 +117,12 @@ export async function seedDemo(knex: Knex, opts: SeedOptions = {}): Promise<Seed
       await recordAudit(new TenantScope(trx, isp.tenant.id), {
         userId: isp.admin.id,
         action: 'users.created',
-        subject: { type: 'user', id: u.id },
+        subject: { type: 'users', id: u.id },
         after: { email: u.email, role: login.role },
       });
     }
+    // issue 8 item 1: the custom role "Billing clerk", its clerk and more technicians
+    await seedDemoStaff(trx, isp.tenant.id, isp.admin.id, DEMO_PASSWORD);
     const ispSummary = await seedTenantData(trx, { ...isp.tenant, settings: {} }, { size: 'full', now, technicianId });
     await mark(trx, isp.tenant.id, 'full', now);
 

@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { randomBytes } from 'node:crypto';
 import { knexConfig, migrateLatest } from '../../db/knex.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../../db/seeds/demo.js';
+import { DEMO_CUSTOM_ROLE, DEMO_EXTRA_TECHNICIANS } from '../../db/seeds/demo-users.js';
 import { login } from '../../api/auth/service.js';
 import { listAuditLogs } from '../../api/audit-logs/service.js';
 import { TenantScope } from '../../db/tenant-scope.js';
@@ -185,12 +186,36 @@ describe('demo seed (db/seeds/demo.ts)', function () {
       { page: 1, per_page: 50, action: 'users.created' },
       'Asia/Jakarta',
     );
-    const staff = DEMO_LOGINS.filter((l) => l.tenant === 'demo-isp' && l.role !== 'Super Admin');
+    const staff = [
+      ...DEMO_LOGINS.filter((l) => l.tenant === 'demo-isp' && l.role !== 'Super Admin').map((l) => l.email),
+      ...DEMO_EXTRA_TECHNICIANS.map((t) => t.email),
+    ];
     expect(page.total).to.equal(staff.length);
     expect(page.data.map((r) => r.user?.id)).to.deep.equal(staff.map(() => admin.id));
-    expect(page.data.map((r) => r.after?.email).sort()).to.deep.equal(staff.map((l) => l.email).sort());
+    expect(page.data.map((r) => r.after?.email).sort()).to.deep.equal(staff.sort());
     const other = await listAuditLogs(new TenantScope(knex, sandbox.id), { page: 1, per_page: 50 }, 'Asia/Jakarta');
     expect(other.total).to.equal(0);
+  });
+
+  it('gives demo-isp the custom role Billing clerk held by its clerk, and more technicians (issue 8 item 1)', async () => {
+    const role = await knex('roles').where({ tenant_id: isp.id, name: DEMO_CUSTOM_ROLE.name }).first();
+    const perms = await knex('role_permissions as rp')
+      .join('permissions as p', 'p.id', 'rp.permission_id')
+      .where('rp.role_id', role.id)
+      .pluck('p.name');
+    expect([...perms].sort()).to.deep.equal([...DEMO_CUSTOM_ROLE.permissions].sort());
+    const session = await login(knex, { email: 'clerk@demo-isp.test', password: DEMO_PASSWORD });
+    expect(session.user.roles).to.deep.equal([DEMO_CUSTOM_ROLE.name]);
+    expect(session.user.permissions).to.include('invoices.manage').and.not.include('users.manage');
+    const techs = await knex('users as u')
+      .join('user_roles as ur', 'ur.user_id', 'u.id')
+      .join('roles as r', 'r.id', 'ur.role_id')
+      .where({ 'u.tenant_id': isp.id, 'r.name': 'technician', 'u.is_active': true })
+      .pluck('u.email');
+    expect(techs).to.have.length(1 + DEMO_EXTRA_TECHNICIANS.length);
+    expect(await knex('roles').where({ tenant_id: sandbox.id })).to.have.length(0);
+    const audit = await knex('audit_log').where({ tenant_id: isp.id, action: 'roles.created' });
+    expect(audit.map((r) => r.after.name)).to.deep.equal([DEMO_CUSTOM_ROLE.name]);
   });
 
   it('gives demo-isp technician schedules in every status, on the technician, around now', async () => {
