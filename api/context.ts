@@ -30,6 +30,8 @@ export interface AppDeps {
     trustProxy?: boolean;
     /** Secure cookies (true behind https). */
     secureCookies?: boolean;
+    /** APP_KEY (32 bytes): seals write-only credentials at rest (OLT and NAS credentials; lib/crypto.ts). */
+    appKey?: Buffer;
   };
 }
 

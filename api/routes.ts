@@ -8,6 +8,11 @@ import { scheduleRoutes } from './schedules/routes.js';
 import { userRoutes } from './users/routes.js';
 import { roleRoutes } from './roles/routes.js';
 import { settingsRoutes } from './settings/routes.js';
+import { packageRoutes } from './packages/routes.js';
+import { oltRoutes } from './olts/routes.js';
+import { onuRoutes } from './onus/routes.js';
+import { nasRoutes } from './nas/routes.js';
+import { homeBaseRoutes } from './home-bases/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -23,4 +28,9 @@ export const webRoutes: AnyWebRoute[] = [
   ...userRoutes,
   ...roleRoutes,
   ...settingsRoutes,
+  ...packageRoutes,
+  ...oltRoutes,
+  ...onuRoutes,
+  ...nasRoutes,
+  ...homeBaseRoutes,
 ];

@@ -42,6 +42,7 @@ export async function startWeb(
       rateLimit: { points: config.externalRateLimit, durationSeconds: 60 },
       secureCookies: config.publicBaseUrl.startsWith('https:'),
       loginIpLimit: config.abuse.loginIpLimit,
+      appKey: config.appKey,
     },
   });
   const server = createLimitedServer(app.callback(), bounds.http, {

@@ -20,7 +20,9 @@ export type TenantTable =
   | 'schedules'
   | 'ticket_comments'
   | 'ticket_attachments'
-  | 'ticket_check_ins';
+  | 'ticket_check_ins'
+  | 'home_bases'
+  | 'nas';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -39,6 +41,8 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'ticket_comments',
   'ticket_attachments',
   'ticket_check_ins',
+  'home_bases',
+  'nas',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger.js';
 import { systemClock, type Clock } from '../lib/clock.js';
+import type { Queues } from './queues.js';
+import type { OltAdapter } from './adapters/olt/types.js';
 
 /**
  * What processors need from their process: the knex instance, the logger, the APP_KEY and the clock. BullMQ
@@ -23,6 +25,13 @@ export interface JobDeps {
    * systemClock; tests pass a ManualClock (lib/clock.ts) so they do not depend on the calendar.
    */
   clock?: Clock;
+  /**
+   * Producers of the process's queues, for processors that enqueue other jobs (the onu-poll sweep
+   * adds one job per OLT). startWorkers sets it on its own prefix; absent where no processor needs it.
+   */
+  queues?: Queues;
+  /** OLT drivers replacing the built-in ones by driver name (tests inject failing or counting adapters). */
+  oltAdapters?: Readonly<Record<string, OltAdapter>>;
 }
 
 let current: JobDeps | null = null;

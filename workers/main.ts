@@ -6,6 +6,7 @@ import { ConfigError, loadServerConfig } from '../lib/config.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { createKnex } from '../db/knex.js';
 import {
+  createQueues,
   DEFAULT_JOB_OPTIONS,
   QUEUE_NAMES,
   QUEUE_PREFIX,
@@ -129,7 +130,8 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
   const prefix = opts.prefix ?? QUEUE_PREFIX;
   const logger = opts.logger;
   const logError = throttledLogger(logger);
-  configureJobDeps({ knex: opts.knex, logger, appKey: opts.appKey, clock: opts.clock });
+  const producers = createQueues(opts.redisUrl, { prefix }); // processors that enqueue (onu-poll sweep)
+  configureJobDeps({ knex: opts.knex, logger, appKey: opts.appKey, clock: opts.clock, queues: producers });
 
   const runnable = names.filter((n) => registry[n]);
   const skipped = names.filter((n) => !registry[n]);
@@ -215,7 +217,7 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
         clearTimeout(abortTimer);
         clearTimeout(graceTimer);
         if (outcome === 'grace over') await returnToQueue(shutdown, logger, graceMs);
-        await Promise.allSettled(schedulerQueues.map((q) => q.close()));
+        await Promise.allSettled([...schedulerQueues.map((q) => q.close()), producers.close()]);
         if (outcome === 'grace over') connection.disconnect();
         else await quitWithin(connection, 1000);
         logger.info('workers stopped');

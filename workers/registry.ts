@@ -4,6 +4,7 @@ import * as invoiceOverdue from '../jobs/invoice-overdue.js';
 import * as ticketSla from '../jobs/ticket-sla.js';
 import * as mailboxCreate from '../jobs/mailbox-create.js';
 import * as eventDispatch from '../jobs/event-dispatch.js';
+import * as onuPoll from '../jobs/onu-poll.js';
 
 /**
  * How the worker process runs one queue (DESIGN.md §1, §3).
@@ -29,4 +30,5 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
   'ticket-sla': { processor: ticketSla.process, concurrency: 1, scheduler: ticketSla.scheduler },
   'mailbox-create': { processor: mailboxCreate.process, concurrency: 5 },
   'event-dispatch': { processor: eventDispatch.process, concurrency: 2, scheduler: eventDispatch.scheduler },
+  'onu-poll': { processor: onuPoll.process, concurrency: 4, scheduler: onuPoll.scheduler },
 };

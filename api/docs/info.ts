@@ -39,4 +39,7 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
   users: 'Users of the tenant, their roles and activation (users.manage).',
   roles: 'Built-in (read-only) and custom roles with their permissions (users.manage).',
   settings: 'Tenant settings and module switches (settings.view / settings.manage; modules: Super Admin).',
+  packages: 'Service packages (customers.view / customers.manage).',
+  network: 'OLTs, ONUs and NAS; ONU readings from the onu-poll job (customers.view / network.manage).',
+  'home-bases': 'Home bases of the technicians (customers.view / homebase.manage).',
 };

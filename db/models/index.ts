@@ -15,3 +15,5 @@ export { Schedule, type ScheduleStatus } from './schedule.js';
 export { TicketComment, type TicketCommentKind } from './ticket-comment.js';
 export { TicketAttachment } from './ticket-attachment.js';
 export { TicketCheckIn } from './ticket-check-in.js';
+export { HomeBase } from './home-base.js';
+export { Nas } from './nas.js';

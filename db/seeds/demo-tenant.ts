@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { TenantScope } from '../tenant-scope.js';
 import { seedSchedules } from './demo-schedules.js';
 import { seedTicketWork } from './demo-ticket-work.js';
+import { demoReading, seedHomeBasesAndNas } from './demo-network.js';
 import { dueDates, type Priority } from '../../api/tickets/sla.js';
 import {
   DAY,
@@ -109,12 +110,25 @@ export async function seedTenantData(
   const home = packages.filter((p) => p.service_type === 'pppoe' && p.is_active);
   const retired = packages.filter((p) => !p.is_active);
 
+  const homeBaseOf = await seedHomeBasesAndNas(scope, {
+    now: at(390 * DAY),
+    homeBases: size.olts === 1 ? 1 : 3,
+    nas: size.olts,
+  });
   const olts = [];
   for (const o of DEMO_OLTS.slice(0, size.olts)) {
     const { serialPrefix: _s, frame: _f, ...row } = o;
     olts.push({
       meta: o,
-      row: await scope.insert('olts', { ...row, status: 'online', created_at: at(380 * DAY), updated_at: at(2 * DAY) }),
+      row: await scope.insert('olts', {
+        ...row,
+        status: 'online',
+        home_base_id: homeBaseOf.get(o.name) ?? null,
+        driver: 'fake',
+        last_polled_at: now,
+        created_at: at(380 * DAY),
+        updated_at: at(2 * DAY),
+      }),
     });
   }
 
@@ -242,22 +256,45 @@ async function seedOnu(
     : c.status === 'terminated'
       ? rng.int(30, 90) * DAY
       : rng.int(1, 72) * HOUR;
+  // the rng draws stay as they were, so the rest of the demo data does not move
+  const serial = `${olt.meta.serialPrefix}${rng.hex(8)}`;
+  const ponPort = `${olt.meta.frame}/${rng.int(1, 2)}/${rng.int(1, 16)}`;
+  const bandwidth = online ? rng.float(3, 92, 2) : null;
+  const uptime = online ? rng.int(3600, 45 * 24 * 3600) : null;
+  const seen = new Date(c.now.getTime() - seenAgo);
+  const stored = {
+    status,
+    rx_power: status === 'los' || status === 'power_fail' ? null : rx,
+    tx_power: status === 'power_fail' ? null : tx,
+    bandwidth_pct: bandwidth,
+    uptime,
+    last_seen: seen,
+    updated_at: seen,
+  };
+  // an active ONU shows what the fake OLT driver reports, as polled at `now` (issue 8 item 3)
+  if (c.status !== 'terminated') {
+    const r = demoReading(serial, c.now);
+    const up = r.status === 'online';
+    Object.assign(stored, {
+      status: r.status,
+      rx_power: r.rx_power,
+      tx_power: r.tx_power,
+      uptime: r.uptime,
+      bandwidth_pct: up ? (bandwidth ?? 5 + (k % 17) * 4.5) : null,
+      last_seen: up ? c.now : seen,
+      updated_at: up ? c.now : seen,
+    });
+  }
   const row = await scope.insert('onus', {
     olt_id: olt.row.id,
     customer_id: c.customerId,
-    serial_number: `${olt.meta.serialPrefix}${rng.hex(8)}`,
-    pon_port: `${olt.meta.frame}/${rng.int(1, 2)}/${rng.int(1, 16)}`,
-    rx_power: status === 'los' || status === 'power_fail' ? null : rx,
-    tx_power: status === 'power_fail' ? null : tx,
-    bandwidth_pct: online ? rng.float(3, 92, 2) : null,
-    status,
-    uptime: online ? rng.int(3600, 45 * 24 * 3600) : null,
-    last_seen: new Date(c.now.getTime() - seenAgo),
+    serial_number: serial,
+    pon_port: ponPort,
+    ...stored,
     is_active: c.status !== 'terminated',
     created_at: c.created,
-    updated_at: new Date(c.now.getTime() - seenAgo),
   });
-  return { id: row.id, status };
+  return { id: row.id, status: stored.status };
 }
 
 /**

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createApp } from '../../api/app.js';
@@ -33,10 +34,15 @@ export interface TestApp {
   queues: Queues;
   /** The app's storage driver (local disk under the test run's directory unless one was given). */
   storage: Storage;
+  /** The APP_KEY the app seals credentials with (TEST_WEB_APP_KEY unless the config overrides it). */
+  appKey: Buffer;
   request(method: string, path: string, opts?: RequestOptions): Promise<TestResponse>;
 }
 
 let counter = 0;
+
+/** The APP_KEY of the web apps of this test run (startTestApp), so tests can open what they sealed. */
+export const TEST_WEB_APP_KEY: Buffer = randomBytes(32);
 
 /**
  * Starts the web app on an ephemeral port against the test database and Redis. Log lines are
@@ -64,7 +70,12 @@ export async function startTestApp(
     logger,
     queues,
     storage,
-    config: { publicBaseUrl: 'http://127.0.0.1', rateLimit: { points: 100000, durationSeconds: 60 }, ...config },
+    config: {
+      publicBaseUrl: 'http://127.0.0.1',
+      rateLimit: { points: 100000, durationSeconds: 60 },
+      appKey: TEST_WEB_APP_KEY,
+      ...config,
+    },
   });
   const server = http.createServer(app.callback());
   handleWebClientErrors(server, logger);
@@ -80,6 +91,7 @@ export async function startTestApp(
     logs,
     queues,
     storage,
+    appKey: config.appKey ?? TEST_WEB_APP_KEY,
     async request(method, path, opts = {}) {
       const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
       if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;

@@ -9,6 +9,7 @@ import { login } from '../../api/auth/service.js';
 import { listAuditLogs } from '../../api/audit-logs/service.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { makeTenant } from '../helpers/fixtures.js';
+import { fakeReading } from '../../jobs/adapters/olt/index.js';
 import { env, registerCleanup } from '../helpers/env.js';
 
 /**
@@ -68,13 +69,45 @@ describe('demo seed (db/seeds/demo.ts)', function () {
     const customerIds = new Set(await knex('customers').where({ tenant_id: isp.id }).pluck('id'));
     expect(onus.every((o) => customerIds.has(o.customer_id))).to.equal(true);
     expect(new Set(onus.map((o) => o.status))).to.deep.equal(new Set(['online', 'offline', 'los', 'power_fail']));
+    // active ONUs show the fake OLT driver's reading, polled at the seed's moment (issue 8 item 3)
+    for (const o of onus.filter((x) => x.is_active)) {
+      const r = fakeReading(o.serial_number, now);
+      expect([o.status, o.rx_power, o.tx_power, o.uptime === null ? null : Number(o.uptime)]).to.deep.equal([
+        r.status,
+        r.rx_power,
+        r.tx_power,
+        r.uptime,
+      ]);
+    }
     for (const o of onus.filter((x) => x.status === 'online')) {
-      expect(o.rx_power).to.be.within(-27, -18);
-      expect(o.tx_power).to.be.within(1.5, 2.8);
+      expect(o.rx_power).to.be.within(-28, -8);
+      expect(o.tx_power).to.be.within(0.5, 4.99);
       expect(o.pon_port).to.match(/^\d\/\d\/\d{1,2}$/);
-      expect(Number(o.uptime)).to.be.greaterThan(0);
+      expect(Number(o.uptime)).to.be.at.least(0);
+      expect(o.last_seen.getTime()).to.equal(now.getTime());
     }
     expect(onus.every((o) => /^(ZTEG|HWTC)[0-9A-F]{8}$/.test(o.serial_number))).to.equal(true);
+  });
+
+  it('gives demo-isp home bases, NAS and OLTs at their POPs, polled at the seed moment (issue 8 item 3)', async () => {
+    const bases = await knex('home_bases').where({ tenant_id: isp.id }).orderBy('id');
+    expect(bases.map((b) => b.name)).to.deep.equal(['POP Dago', 'POP Buah Batu', 'Gudang Kiaracondong']);
+    expect(bases.every((b) => b.latitude < -6.8 && b.latitude > -7 && b.longitude > 107.5)).to.equal(true);
+    const olts = await knex('olts').where({ tenant_id: isp.id }).orderBy('id');
+    expect(olts.map((o) => o.home_base_id)).to.deep.equal([bases[0].id, bases[1].id]);
+    const polled = (o: { driver: string; is_active: boolean; last_polled_at: Date }) =>
+      o.driver === 'fake' && o.is_active && o.last_polled_at.getTime() === now.getTime();
+    expect(olts.every(polled)).to.equal(true);
+    const nas = await knex('nas').where({ tenant_id: isp.id }).orderBy('id');
+    expect(nas.map((n) => n.nas_key)).to.deep.equal(['dago-core', 'buahbatu-core']);
+    expect(nas.every((n) => n.driver === 'fake' && n.credentials_enc === null)).to.equal(true);
+    expect(await count(knex('home_bases').where({ tenant_id: sandbox.id }))).to.equal(1);
+    expect(await count(knex('nas').where({ tenant_id: sandbox.id }))).to.equal(1);
+    const ticketOnus = await knex('tickets as t')
+      .join('onus as o', 'o.id', 't.onu_id')
+      .where({ 't.tenant_id': isp.id, 't.type': 'LOS red light on ONU' })
+      .pluck('o.status');
+    expect(ticketOnus.every((st) => st === 'los')).to.equal(true);
   });
 
   it('gives customers codes, E.164 phones, every status and service type, and MACs for dhcp/static', async () => {

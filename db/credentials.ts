@@ -1,0 +1,46 @@
+import { open, seal } from '../lib/crypto.js';
+
+/**
+ * Write-only credentials of network gear (issue 8 item 3: olts, nas), sealed at rest with APP_KEY
+ * (AES-256-GCM, lib/crypto.ts; DESIGN.md §3). The associated data binds a sealed value to its table
+ * and tenant, so a value copied into another tenant's row or another table does not open.
+ */
+
+/** Tables whose rows carry sealed credentials in `credentials_enc`. */
+export type CredentialTable = 'olts' | 'nas';
+
+/** Login data of a device: any of username, password, SNMP community (strings). */
+export interface DeviceCredentials {
+  username?: string;
+  password?: string;
+  snmp_community?: string;
+}
+
+const aad = (table: CredentialTable, tenantId: number) => `${table}.credentials:${tenantId}`;
+
+/**
+ * Seals credentials for `<table>.credentials_enc`.
+ * @param appKey the 32-byte APP_KEY
+ * @returns the sealed text (`v1.<iv>.<tag>.<ciphertext>`)
+ */
+export function sealCredentials(
+  appKey: Buffer,
+  table: CredentialTable,
+  tenantId: number,
+  creds: DeviceCredentials,
+): string {
+  return seal(appKey, JSON.stringify(creds), aad(table, tenantId));
+}
+
+/**
+ * Opens what sealCredentials produced.
+ * @throws Error when the key, table or tenant differ or the value was tampered with
+ */
+export function openCredentials(
+  appKey: Buffer,
+  table: CredentialTable,
+  tenantId: number,
+  sealed: string,
+): DeviceCredentials {
+  return JSON.parse(open(appKey, sealed, aad(table, tenantId))) as DeviceCredentials;
+}
