@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- external-list [--duration 8] [--keep]` (issue 2, "Benchmark").
+ * `npm run bench -- external-list [--duration 8] [--keep] [--compare <checkout> [--rounds 5]]` (issue 2, "Benchmark").
  * A tenant with 100,000 customers (and a second tenant with 100,000 more), driven by autocannon
  * over loopback (10 connections) against the real app (child process, real integration token,
  * real rate limiter) and, in the same run, against two bare node:http + pg servers over the same
@@ -157,6 +157,86 @@ async function seed(knex: ReturnType<typeof createKnex>, tenantId: number): Prom
   );
 }
 
+/** The lines of the comparison (`--compare`): query string per line name. */
+const COMPARE_LINES = [
+  ['p1', '&page=1'],
+  ['p900', '&page=900'],
+  ['s1', '&status=suspended&page=1'],
+  ['s900', '&status=suspended&page=90'],
+  ['search', '&search=budi%20santoso&page=1'],
+] as const;
+
+/**
+ * `--compare <checkout>`: a before/after measurement that does not depend on the machine's load.
+ * Starts a second web process from another checkout (e.g. a `git worktree` of the commit before a
+ * change) on the same database and Redis, then measures the two apps in alternating bursts
+ * (`--rounds` rounds, each line once per app per round, the order of the two flipped every round),
+ * so both sides share whatever else the machine is doing. Prints per line the median req/s of each
+ * side and the median of the per-round ratios after/before (1.00 = equal; the issues' "no ratio more
+ * than 5% worse" is a ratio >= 0.95).
+ * @param args the command line (`--rounds`, default 5)
+ * @param dir the other checkout's root (its own node_modules or a symlink to ours)
+ * @param env the environment of this checkout's app (a new PORT is chosen for the other one)
+ */
+async function compareCheckouts(
+  args: string[],
+  dir: string,
+  env: Record<string, string | undefined>,
+  appUrl: (q: string) => string,
+  auth: Record<string, string>,
+  duration: number,
+  children: ResultPromise[],
+): Promise<void> {
+  const rounds = Number(arg(args, 'rounds', '5'));
+  const port = await freePort();
+  const other = execa('node', ['--import', 'tsx', 'api/server.ts'], {
+    cwd: path.resolve(dir),
+    env: { ...env, PORT: String(port) },
+    stdout: 'ignore',
+    stderr: 'inherit',
+    reject: false,
+    cleanup: true,
+  });
+  children.push(other);
+  await waitPort(port);
+  const afterBase = new URL(appUrl('')).origin;
+  const beforeUrl = (q: string) => appUrl(q).replace(afterBase, `http://127.0.0.1:${port}`);
+  const quiet = async (url: string) => (await cannon(url, auth, duration)).requests.average as number;
+  for (const [, q] of COMPARE_LINES) {
+    await cannon(appUrl(q), auth, 2);
+    await cannon(beforeUrl(q), auth, 2);
+  }
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+  const seen: Record<string, { before: number[]; after: number[]; ratio: number[] }> = {};
+  for (let r = 0; r < rounds; r++) {
+    for (const [name, q] of COMPARE_LINES) {
+      const s = (seen[name] ??= { before: [], after: [], ratio: [] });
+      let a: number, b: number;
+      if (r % 2 === 0) {
+        b = await quiet(beforeUrl(q));
+        a = await quiet(appUrl(q));
+      } else {
+        a = await quiet(appUrl(q));
+        b = await quiet(beforeUrl(q));
+      }
+      s.before.push(b);
+      s.after.push(a);
+      s.ratio.push(a / b);
+    }
+    console.log(`round ${r + 1}/${rounds} done (load ${os.loadavg()[0].toFixed(2)})`);
+  }
+  console.log(
+    `\nbefore = ${path.resolve(dir)}, after = this checkout; ${rounds} rounds of ${duration} s per line and side`,
+  );
+  console.log('line      before req/s  after req/s  after/before (median of rounds; min..max)');
+  for (const [name] of COMPARE_LINES) {
+    const s = seen[name];
+    console.log(
+      `${name.padEnd(8)} ${median(s.before).toFixed(0).padStart(12)} ${median(s.after).toFixed(0).padStart(12)}  ${median(s.ratio).toFixed(2)} (${Math.min(...s.ratio).toFixed(2)}..${Math.max(...s.ratio).toFixed(2)})${median(s.ratio) < 0.95 ? '  WORSE by more than 5%' : ''}`,
+    );
+  }
+}
+
 /** Runs the benchmark. */
 export async function run(args: string[]): Promise<void> {
   const duration = Number(arg(args, 'duration', '8'));
@@ -251,6 +331,12 @@ export async function run(args: string[]): Promise<void> {
     await check('&page=900', exact);
     await check('&status=suspended&page=1', exactSuspended);
     console.log(`totals exact: ${exact} customers, ${exactSuspended} suspended\n`);
+
+    const compareDir = arg(args, 'compare', '');
+    if (compareDir) {
+      await compareCheckouts(args, compareDir, env, appUrl, auth, duration, children);
+      return;
+    }
 
     const R: Record<string, Result> = {};
     for (const [k, q] of [

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { PartialModelObject } from 'objection';
-import { AuthToken, User } from '../../db/models/index.js';
+import { AuthToken, HomeBase, User } from '../../db/models/index.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { recordAudit } from '../audit-logs/service.js';
 import { hashPassword } from '../auth/service.js';
@@ -156,15 +156,13 @@ async function assertEmailFree(trx: Knex.Transaction, email: string, exceptId?: 
 }
 
 /**
- * Checks a home base id. home_bases arrives with issue 8 item 3: until its table exists no id can
- * be valid; once it does, the id must be one of the tenant's.
+ * Checks a home base id: it must be one of the tenant's home bases (users.home_base_id references
+ * home_bases, migration 20261127070000; the key alone would accept another tenant's base).
  * @throws ValidationFailed (422, field home_base_id)
  */
 async function assertHomeBase(scope: TenantScope, trx: Knex.Transaction, id: number | null | undefined) {
   if (id === null || id === undefined) return;
-  const { rows } = await trx.raw(`SELECT to_regclass('home_bases') IS NOT NULL AS present`);
-  // home_bases has no model yet (item 3); the tenant filter is written out here
-  const ok = rows[0].present && (await trx('home_bases').where({ id, tenant_id: scope.tenantId }).first('id'));
+  const ok = await scope.query(HomeBase, { trx }).findById(id).select('id');
   if (!ok) throw new ValidationFailed({ home_base_id: ['The selected home base id is invalid.'] });
 }
 

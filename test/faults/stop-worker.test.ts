@@ -146,7 +146,8 @@ describe('stopping and killing the worker process with a job in flight (real pro
         const j = await queues.get('mailbox-create').getJob(r.jobId);
         const state = j ? await j.getState() : null;
         if (state === 'failed') throw new Error(`the job failed: ${j!.failedReason}`);
-        return state === 'completed' ? j : null;
+        // read the job again once completed: the first read may predate the completion (attemptsMade 0)
+        return state === 'completed' ? queues.get('mailbox-create').getJob(r.jobId) : null;
       },
       90_000,
       100,

@@ -40,6 +40,36 @@ describe('/api/users', () => {
     return { id: res.body.data.id as number, token: (await login(env.knex, { email: e, password: PASSWORD })).token };
   }
 
+  /** A home base of the tenant, inserted directly; its id. */
+  const homeBase = async (tenantId: number) =>
+    (
+      await env
+        .knex('home_bases')
+        .insert({
+          tenant_id: tenantId,
+          name: `Base ${uniq()}`,
+          address: 'Jl. Test 1',
+          latitude: -6.2,
+          longitude: 106.8,
+        })
+        .returning('id')
+    )[0].id as number;
+
+  it('keeps a home base of the tenant; removing the base clears it (foreign key, ON DELETE SET NULL)', async () => {
+    const base = await homeBase(a.tenant.id);
+    const res = await post({
+      name: 'Tech',
+      email: email(),
+      password: PASSWORD,
+      roles: ['technician'],
+      home_base_id: base,
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    expect(res.body.data.home_base_id).to.equal(base);
+    await env.knex('home_bases').where({ id: base }).delete();
+    expect((await userRow(res.body.data.id)).home_base_id).to.equal(null);
+  });
+
   before(async () => {
     app = await startTestApp();
     a = await makeTenant();
@@ -83,6 +113,7 @@ describe('/api/users', () => {
 
   it('refuses bad bodies with 422 field errors and a taken e-mail with 409, creating nothing', async () => {
     const foreignRole = await customRole(b, ['tickets.view']);
+    const foreignBase = await homeBase(b.tenant.id);
     const taken = (await userRow(a.admin.id)).email;
     const ok = { name: 'X', email: email(), password: PASSWORD, roles: ['staff'] };
     const cases: [Record<string, unknown>, string][] = [
@@ -96,7 +127,8 @@ describe('/api/users', () => {
       [{ ...ok, roles: ['staff', 'no such role'] }, 'roles.1'],
       [{ ...ok, roles: [foreignRole.id] }, 'roles.0'],
       [{ ...ok, roles: [foreignRole.name] }, 'roles.0'],
-      [{ ...ok, home_base_id: 1 }, 'home_base_id'],
+      [{ ...ok, home_base_id: foreignBase }, 'home_base_id'],
+      [{ ...ok, home_base_id: 2147483647 }, 'home_base_id'],
       [{ ...ok, is_active: 'yes' }, 'is_active'],
     ];
     const before = await userCount(a.tenant.id);
