@@ -157,7 +157,16 @@ async function seed(knex: ReturnType<typeof createKnex>, tenantId: number): Prom
   );
 }
 
-/** The lines of the comparison (`--compare`): query string per line name. */
+/**
+ * With `--cpu-prof <dir>`, the node flags that write a V8 CPU profile of a web process into
+ * <dir>/<side>/ when it stops (open it in Chrome DevTools); none otherwise.
+ */
+function profileFlags(side: 'before' | 'after'): string[] {
+  const dir = arg(process.argv.slice(2), 'cpu-prof', '');
+  return dir ? ['--cpu-prof', '--cpu-prof-dir', path.join(path.resolve(dir), side)] : [];
+}
+
+/** The lines of the comparison (`--compare`, `--lines p1,s1` picks some): query string per line name. */
 const COMPARE_LINES = [
   ['p1', '&page=1'],
   ['p900', '&page=900'],
@@ -173,13 +182,15 @@ const COMPARE_LINES = [
  * (`--rounds` rounds, each line once per app per round, the order of the two flipped every round),
  * so both sides share whatever else the machine is doing. Prints per line the median req/s of each
  * side and the median of the per-round ratios after/before (1.00 = equal; the issues' "no ratio more
- * than 5% worse" is a ratio >= 0.95).
+ * than 5% worse" is a ratio >= 0.95), and the CPU time each web process spent per request (from
+ * /proc/<pid>/stat: a measure that other load on the machine barely moves).
  * @param args the command line (`--rounds`, default 5)
  * @param dir the other checkout's root (its own node_modules or a symlink to ours)
  * @param env the environment of this checkout's app (a new PORT is chosen for the other one)
  */
 async function compareCheckouts(
   args: string[],
+  afterPid: number | undefined,
   dir: string,
   env: Record<string, string | undefined>,
   appUrl: (q: string) => string,
@@ -189,7 +200,7 @@ async function compareCheckouts(
 ): Promise<void> {
   const rounds = Number(arg(args, 'rounds', '5'));
   const port = await freePort();
-  const other = execa('node', ['--import', 'tsx', 'api/server.ts'], {
+  const other = execa('node', [...profileFlags('before'), '--import', 'tsx', 'api/server.ts'], {
     cwd: path.resolve(dir),
     env: { ...env, PORT: String(port) },
     stdout: 'ignore',
@@ -201,23 +212,39 @@ async function compareCheckouts(
   await waitPort(port);
   const afterBase = new URL(appUrl('')).origin;
   const beforeUrl = (q: string) => appUrl(q).replace(afterBase, `http://127.0.0.1:${port}`);
-  const quiet = async (url: string) => (await cannon(url, auth, duration)).requests.average as number;
+  /** CPU time (user + system) the process has used so far, in ms (Linux /proc; clock ticks of 10 ms). */
+  const cpuMs = async (pid: number | undefined) => {
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return stat ? (Number(f[11]) + Number(f[12])) * 10 : NaN;
+  };
+  const cpu: Record<string, { before: number[]; after: number[] }> = {};
+  /** One burst: req/s, and the serving process's CPU ms per request into cpu[line][side]. */
+  const burst = async (line: string, side: 'before' | 'after', url: string, pid: number | undefined) => {
+    const c0 = await cpuMs(pid);
+    const r = await cannon(url, auth, duration);
+    const used = (await cpuMs(pid)) - c0;
+    (cpu[line] ??= { before: [], after: [] })[side].push(used / Math.max(1, r.requests.total));
+    return r.requests.average as number;
+  };
   for (const [, q] of COMPARE_LINES) {
     await cannon(appUrl(q), auth, 2);
     await cannon(beforeUrl(q), auth, 2);
   }
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
   const seen: Record<string, { before: number[]; after: number[]; ratio: number[] }> = {};
+  const only = arg(args, 'lines', '').split(',').filter(Boolean);
+  const lines = COMPARE_LINES.filter(([name]) => !only.length || only.includes(name));
   for (let r = 0; r < rounds; r++) {
-    for (const [name, q] of COMPARE_LINES) {
+    for (const [name, q] of lines) {
       const s = (seen[name] ??= { before: [], after: [], ratio: [] });
       let a: number, b: number;
       if (r % 2 === 0) {
-        b = await quiet(beforeUrl(q));
-        a = await quiet(appUrl(q));
+        b = await burst(name, 'before', beforeUrl(q), other.pid);
+        a = await burst(name, 'after', appUrl(q), afterPid);
       } else {
-        a = await quiet(appUrl(q));
-        b = await quiet(beforeUrl(q));
+        a = await burst(name, 'after', appUrl(q), afterPid);
+        b = await burst(name, 'before', beforeUrl(q), other.pid);
       }
       s.before.push(b);
       s.after.push(a);
@@ -228,11 +255,15 @@ async function compareCheckouts(
   console.log(
     `\nbefore = ${path.resolve(dir)}, after = this checkout; ${rounds} rounds of ${duration} s per line and side`,
   );
-  console.log('line      before req/s  after req/s  after/before (median of rounds; min..max)');
-  for (const [name] of COMPARE_LINES) {
+  console.log(
+    'line      before req/s  after req/s  after/before (median of rounds; min..max)   CPU ms/request before, after (medians)',
+  );
+  for (const [name] of lines) {
     const s = seen[name];
     console.log(
-      `${name.padEnd(8)} ${median(s.before).toFixed(0).padStart(12)} ${median(s.after).toFixed(0).padStart(12)}  ${median(s.ratio).toFixed(2)} (${Math.min(...s.ratio).toFixed(2)}..${Math.max(...s.ratio).toFixed(2)})${median(s.ratio) < 0.95 ? '  WORSE by more than 5%' : ''}`,
+      `${name.padEnd(8)} ${median(s.before).toFixed(0).padStart(12)} ${median(s.after).toFixed(0).padStart(12)}  ${median(s.ratio).toFixed(2)} (${Math.min(...s.ratio).toFixed(2)}..${Math.max(...s.ratio).toFixed(2)})${median(s.ratio) < 0.95 ? ' WORSE by >5%' : ''}`.padEnd(
+        72,
+      ) + `  ${median(cpu[name].before).toFixed(3)}, ${median(cpu[name].after).toFixed(3)}`,
     );
   }
 }
@@ -293,7 +324,7 @@ export async function run(args: string[]): Promise<void> {
       LOG_LEVEL: 'info',
       NODE_ENV: 'production',
     };
-    const app = execa('node', ['--import', 'tsx', 'api/server.ts'], {
+    const app = execa('node', [...profileFlags('after'), '--import', 'tsx', 'api/server.ts'], {
       env,
       stdout: 'ignore',
       stderr: 'inherit',
@@ -334,7 +365,7 @@ export async function run(args: string[]): Promise<void> {
 
     const compareDir = arg(args, 'compare', '');
     if (compareDir) {
-      await compareCheckouts(args, compareDir, env, appUrl, auth, duration, children);
+      await compareCheckouts(args, app.pid, compareDir, env, appUrl, auth, duration, children);
       return;
     }
 

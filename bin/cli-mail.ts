@@ -13,7 +13,8 @@ import { dataDirSetting, inheritedEnv, parseAppKey } from '../lib/config.js';
 import { resolveAppKey } from '../lib/infra/embedded.js';
 import { NotFound, ValidationFailed } from '../api/errors.js';
 import { createOperator } from '../api/mail/operators/service.js';
-import { addDomain, addMailbox, findMailboxesByEmail, getDomainByName } from '../api/mail/domains/service.js';
+import { addDomain, getDomainByName } from '../api/mail/domains/service.js';
+import { addMailbox, findMailboxesByEmail } from '../api/mail/domains/mailboxes.js';
 import {
   createApiKey,
   listApiKeys,

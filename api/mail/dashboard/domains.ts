@@ -3,16 +3,15 @@ import type Koa from 'koa';
 import { ValidationFailed, type FieldErrors } from '../../errors.js';
 import {
   addDomain,
-  addMailbox,
   getDomain,
   listDomains,
-  listMailboxes,
   updateDomain,
   PANEL_TYPES,
   SECURITY,
   type DomainInput,
   type DomainView,
 } from '../domains/service.js';
+import { addMailbox, listMailboxes } from '../domains/mailboxes.js';
 import { html, notice, csrfField, fieldErrors, when, type SafeHtml } from './html.js';
 import { NOTICES, pathId, text, type AuthedRequest, type Kit } from './kit.js';
 

@@ -10,7 +10,8 @@ import {
   PERMISSION_SETS,
   type ApiKeyListItem,
 } from '../keys/service.js';
-import { getDomain, listDomains, listMailboxes, type DomainView } from '../domains/service.js';
+import { getDomain, listDomains, type DomainView } from '../domains/service.js';
+import { listMailboxes } from '../domains/mailboxes.js';
 import { html, notice, csrfField, fieldErrors, when } from './html.js';
 import { list, pathId, text, type AuthedRequest, type Kit } from './kit.js';
 import { noticeOf, notFound } from './domains.js';

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { hashToken } from '../../../lib/token.js';
 import { verifyApiKey } from '../../../api/mail/keys/service.js';
-import { addDomain, addMailbox, type DomainView, type MailboxView } from '../../../api/mail/domains/service.js';
+import { addDomain, type DomainView } from '../../../api/mail/domains/service.js';
+import { addMailbox, type MailboxView } from '../../../api/mail/domains/mailboxes.js';
 import { escapeHtml, html } from '../../../api/mail/dashboard/html.js';
 import { env } from '../../helpers/env.js';
 import {

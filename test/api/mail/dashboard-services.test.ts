@@ -7,14 +7,8 @@ import {
   verifyOperatorSession,
   revokeOperatorSession,
 } from '../../../api/mail/operators/service.js';
-import {
-  addDomain,
-  addMailbox,
-  domainPanelConfig,
-  getDomain,
-  listMailboxes,
-  updateDomain,
-} from '../../../api/mail/domains/service.js';
+import { addDomain, domainPanelConfig, getDomain, updateDomain } from '../../../api/mail/domains/service.js';
+import { addMailbox, listMailboxes } from '../../../api/mail/domains/mailboxes.js';
 import { env } from '../../helpers/env.js';
 import { domainName } from './dashboard-client.js';
 
