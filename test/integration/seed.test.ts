@@ -1,8 +1,5 @@
 import { expect } from 'chai';
-import knexPkg from 'knex';
 import type { Knex } from 'knex';
-import { randomBytes } from 'node:crypto';
-import { knexConfig, migrateLatest } from '../../db/knex.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../../db/seeds/demo.js';
 import { DEMO_CUSTOM_ROLE, DEMO_EXTRA_TECHNICIANS } from '../../db/seeds/demo-users.js';
 import { login } from '../../api/auth/service.js';
@@ -10,26 +7,8 @@ import { listAuditLogs } from '../../api/audit-logs/service.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { makeTenant } from '../helpers/fixtures.js';
 import { fakeReading } from '../../jobs/adapters/olt/index.js';
-import { env, registerCleanup } from '../helpers/env.js';
-
-/**
- * A fresh, migrated database on the test server (the demo platform is only seeded into a
- * database without tenants). Not bound to Objection's Model: the other tests keep theirs.
- */
-async function freshDatabase(): Promise<Knex> {
-  const name = `seed_${randomBytes(4).toString('hex')}`;
-  const admin = knexPkg.knex(knexConfig(env.adminDatabaseUrl, { min: 0, max: 1 }));
-  await admin.raw(`CREATE DATABASE "${name}"`);
-  const url = env.adminDatabaseUrl.replace(/\/[^/]+$/, `/${name}`);
-  const k = knexPkg.knex(knexConfig(url, { min: 0, max: 4 }));
-  await migrateLatest(k);
-  registerCleanup(async () => {
-    await k.destroy();
-    await admin.raw(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.destroy();
-  });
-  return k;
-}
+import { env } from '../helpers/env.js';
+import { freshDatabase } from '../helpers/fresh-db.js';
 
 const count = async (q: Knex.QueryBuilder) => Number((await q.count({ n: '*' }).first())!.n);
 
@@ -42,7 +21,7 @@ describe('demo seed (db/seeds/demo.ts)', function () {
   let sandbox: { id: number; demo_mode: boolean };
 
   before(async () => {
-    knex = await freshDatabase();
+    knex = (await freshDatabase()).knex;
     result = await seedDemo(knex, { now });
     isp = await knex('tenants').where({ slug: 'demo-isp' }).first();
     sandbox = await knex('tenants').where({ slug: 'demo-sandbox' }).first();
@@ -294,7 +273,7 @@ describe('demo seed (db/seeds/demo.ts)', function () {
   });
 
   it('is deterministic: another fresh database gets the same customers, MACs and serials', async () => {
-    const other = await freshDatabase();
+    const other = (await freshDatabase()).knex;
     await seedDemo(other, { now });
     const pick = (k: Knex) =>
       k('customers as c')

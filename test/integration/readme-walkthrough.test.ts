@@ -1,0 +1,94 @@
+import { expect } from 'chai';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { execa } from 'execa';
+import { seedDemo } from '../../db/seeds/demo.js';
+import { freePort } from '../../lib/infra/free-port.js';
+import { env } from '../helpers/env.js';
+import { freshDatabase } from '../helpers/fresh-db.js';
+import { appKey, killAll, ROOT, startProcfile, type Proc } from '../faults/support.js';
+
+/**
+ * The README's curl walk-throughs, run verbatim (bash) against the real `web` and `worker` processes
+ * on a freshly seeded demo platform, and their output compared with the README's "What you see"
+ * block: each line of it must match the output's line, where `...` inside a line stands for any
+ * text and a line that is just `...` for any number of lines.
+ */
+
+/** The first ```sh block after `heading` and the first plain ``` block after that. */
+export function walkThrough(readme: string, heading: string): { script: string; expected: string } {
+  const at = readme.indexOf(`\n${heading}\n`);
+  if (at < 0) throw new Error(`README has no "${heading}"`);
+  const rest = readme.slice(at);
+  const sh = rest.match(/```sh\n([\s\S]*?)```/);
+  if (!sh) throw new Error(`no sh block under "${heading}"`);
+  const afterSh = rest.slice(sh.index! + sh[0].length);
+  const out = afterSh.match(/```\n([\s\S]*?)```/);
+  if (!out) throw new Error(`no output block under "${heading}"`);
+  return { script: sh[1], expected: out[1] };
+}
+
+/**
+ * A regular expression for a "What you see" block (see the file comment), anchored at both ends.
+ * @param expected the block's text
+ */
+export function outputPattern(expected: string): RegExp {
+  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const lines = expected.replace(/\n$/, '').split('\n');
+  const body = lines
+    .map((l) => (l.trim() === '...' ? '(?:[^\\n]*\\n)*?' : `${esc(l).split(esc('...')).join('[^\\n]*?')}\\n`))
+    .join('');
+  return new RegExp(`^${body}$`);
+}
+
+describe('README walk-throughs, run verbatim against the real processes', function () {
+  this.timeout(300_000);
+  const procs: Proc[] = [];
+  let base: string;
+  let readme: string;
+
+  before(async () => {
+    readme = await fs.readFile(path.join(ROOT, 'README.md'), 'utf8');
+    const db = await freshDatabase();
+    await seedDemo(db.knex);
+    const redisUrl = `${env.redisUrl}/11`;
+    const r = new Redis(redisUrl);
+    await r.flushdb();
+    r.disconnect();
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    const vars = { DATABASE_URL: db.url, REDIS_URL: redisUrl, APP_KEY: appKey(), PORT: String(port) };
+    const web = startProcfile('web', vars);
+    const worker = startProcfile('worker', vars);
+    procs.push(web, worker);
+    await web.waitForLine(/web listening/, 'the web process to listen');
+    await worker.waitForLine(/workers started/, 'the workers to start');
+  });
+  after(async () => {
+    await killAll(procs.splice(0));
+  });
+
+  for (const heading of ['## Walk-through with curl', '## Admin API walk-through']) {
+    it(`${heading.slice(3)}: the commands print what the README shows`, async () => {
+      const { script, expected } = walkThrough(readme, heading);
+      const res = await execa('bash', ['-c', script], {
+        env: { ...process.env, BASE: base },
+        cwd: ROOT,
+        reject: false,
+        timeout: 240_000,
+      });
+      const output = `${res.stdout.replace(/\r\n/g, '\n')}\n`;
+      expect(res.exitCode, res.stderr).to.equal(0);
+      expect(output, `output:\n${output}\nstderr:\n${res.stderr}\n`).to.match(outputPattern(expected));
+    });
+  }
+
+  it('the pattern of a "What you see" block matches only what it says', () => {
+    const p = outputPattern('{"id":...,"status":"open"}\n...\nlast\n');
+    expect(p.test('{"id":7,"status":"open"}\nlast\n')).to.equal(true);
+    expect(p.test('{"id":7,"status":"open"}\nA\nB\nlast\n')).to.equal(true);
+    expect(p.test('{"id":7,"status":"closed"}\nlast\n')).to.equal(false);
+    expect(p.test('{"id":7,"status":"open"}\nlast\nmore\n')).to.equal(false);
+  });
+});
