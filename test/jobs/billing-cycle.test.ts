@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { QueueEvents } from 'bullmq';
 import { randomBytes } from 'node:crypto';
 import { env } from '../helpers/env.js';
-import { makeTenant, type TenantFixture } from '../helpers/fixtures.js';
+import { makeTenant } from '../helpers/fixtures.js';
 import { configureJobDeps } from '../../jobs/deps.js';
 import { createQueues, type Queues } from '../../jobs/queues.js';
 import * as billingCycle from '../../jobs/billing-cycle.js';
