@@ -4,7 +4,8 @@ import type { Knex } from 'knex';
  * Invoices and billing (issue 8 item 4).
  * - invoices gain `type` (subscription, manual, sales), `description`, `void_reason`, `voided_at` and
  *   `billing_run_id` (the run that created a subscription invoice). Existing rows: subscription when
- *   they have a period, manual otherwise; the default of new rows that name no type is subscription.
+ *   they have a period, manual otherwise. A row inserted without a type is manual: only the billing
+ *   cycle writes subscription invoices, and it names the type.
  * - One subscription invoice per customer and period start, voided ones included: the partial unique
  *   index `invoices_subscription_period_unique` (tenant_id, customer_id, period_start) WHERE type =
  *   'subscription' is the real guard of the billing cycle (ON CONFLICT DO NOTHING infers it).
@@ -49,13 +50,13 @@ export async function up(knex: Knex): Promise<void> {
   );
 
   await knex.schema.alterTable('invoices', (t) => {
-    t.text('type').notNullable().defaultTo('subscription');
+    t.text('type').notNullable().defaultTo('manual');
     t.text('description').nullable();
     t.text('void_reason').nullable();
     t.timestamp('voided_at', { useTz: true }).nullable();
     t.integer('billing_run_id').nullable().references('id').inTable('billing_runs').onDelete('SET NULL');
   });
-  await knex.raw(`UPDATE invoices SET type = 'manual' WHERE period_start IS NULL`);
+  await knex.raw(`UPDATE invoices SET type = 'subscription' WHERE period_start IS NOT NULL`);
   // rows that would break the unique key (a period billed twice before this migration) stay, as manual
   await knex.raw(`UPDATE invoices SET type = 'manual' WHERE id IN (
     SELECT id FROM (

@@ -15,7 +15,7 @@ export class Invoice extends Model {
   paid_at!: Date | null;
   period_start!: string | null;
   period_end!: string | null;
-  /** subscription (the billing cycle), manual (POST /api/invoices) or sales (issue 8 item 4). */
+  /** subscription (the billing cycle), manual (POST /api/invoices; the default) or sales (issue 8 item 4). */
   type!: 'subscription' | 'manual' | 'sales';
   description!: string | null;
   /** Why the invoice was voided (status cancelled through POST /api/invoices/{id}/void). */

@@ -166,3 +166,20 @@ async function settle(scope: TenantScope, o: { today: string; now: Date; userId:
     }
   }
 }
+
+/**
+ * Gives the issue 2 seed's monthly invoices of a tenant (they have a period and name no type, so
+ * they are `manual` by the column default) the type `subscription` they stand for, where that breaks
+ * no unique key. For tenants whose billing is not re-seeded (demo-sandbox, `demo:seed --tenant`).
+ * @returns how many invoices changed
+ */
+export async function typeSeededSubscriptions(trx: Knex.Transaction, tenantId: number): Promise<number> {
+  const r = await trx.raw(
+    `UPDATE invoices i SET type = 'subscription'
+     WHERE i.tenant_id = ? AND i.type = 'manual' AND i.period_start IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM invoices j WHERE j.tenant_id = i.tenant_id AND j.customer_id = i.customer_id
+                       AND j.period_start = i.period_start AND j.id <> i.id)`,
+    [tenantId],
+  );
+  return r.rowCount ?? 0;
+}

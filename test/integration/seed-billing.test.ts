@@ -108,4 +108,13 @@ describe('demo seed: billing (db/seeds/demo-billing.ts)', function () {
     expect(audit.map((a) => Number(a.subject_id)).sort()).to.deep.equal(voided.map((r) => r.id).sort());
     expect(rows.every((r) => r.created_at <= now)).to.equal(true);
   });
+
+  it('demo-sandbox keeps its monthly seed invoices, typed subscription, and an empty audit log', async () => {
+    const sandbox = await knex('tenants').where({ slug: 'demo-sandbox' }).first();
+    const rows = await knex('invoices').where({ tenant_id: sandbox.id });
+    expect(rows.length).to.be.greaterThan(10);
+    expect(rows.every((r) => r.type === 'subscription' && r.period_start !== null)).to.equal(true);
+    expect(await knex('billing_runs').where({ tenant_id: sandbox.id })).to.have.length(0);
+    expect(await knex('audit_log').where({ tenant_id: sandbox.id })).to.have.length(0);
+  });
 });
