@@ -13,6 +13,7 @@ import { oltRoutes } from './olts/routes.js';
 import { onuRoutes } from './onus/routes.js';
 import { nasRoutes } from './nas/routes.js';
 import { homeBaseRoutes } from './home-bases/routes.js';
+import { invoiceRoutes } from './invoices/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -33,4 +34,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...onuRoutes,
   ...nasRoutes,
   ...homeBaseRoutes,
+  ...invoiceRoutes,
 ];

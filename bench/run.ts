@@ -5,6 +5,7 @@
 const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void> }>> = {
   'external-list': () => import('./external-list.js'),
   'mailbox-list': () => import('./mailbox-list.js'),
+  'billing-cycle': () => import('./billing-cycle.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

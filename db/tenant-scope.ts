@@ -22,7 +22,8 @@ export type TenantTable =
   | 'ticket_attachments'
   | 'ticket_check_ins'
   | 'home_bases'
-  | 'nas';
+  | 'nas'
+  | 'billing_runs';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -43,6 +44,7 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'ticket_check_ins',
   'home_bases',
   'nas',
+  'billing_runs',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

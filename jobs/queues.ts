@@ -17,7 +17,14 @@ import { boundedRedisOptions, DEFAULT_REDIS_BOUNDS, pingWithin, type RedisBounds
 export const QUEUE_PREFIX = '{isp}';
 
 /** Every queue of the platform (WORKER_QUEUES picks from these; bull-board lists them). */
-export const QUEUE_NAMES = ['invoice-overdue', 'ticket-sla', 'mailbox-create', 'event-dispatch', 'onu-poll'] as const;
+export const QUEUE_NAMES = [
+  'invoice-overdue',
+  'ticket-sla',
+  'mailbox-create',
+  'event-dispatch',
+  'onu-poll',
+  'billing-cycle',
+] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];
 

@@ -5,6 +5,7 @@ import * as ticketSla from '../jobs/ticket-sla.js';
 import * as mailboxCreate from '../jobs/mailbox-create.js';
 import * as eventDispatch from '../jobs/event-dispatch.js';
 import * as onuPoll from '../jobs/onu-poll.js';
+import * as billingCycle from '../jobs/billing-cycle.js';
 
 /**
  * How the worker process runs one queue (DESIGN.md §1, §3).
@@ -31,4 +32,5 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
   'mailbox-create': { processor: mailboxCreate.process, concurrency: 5 },
   'event-dispatch': { processor: eventDispatch.process, concurrency: 2, scheduler: eventDispatch.scheduler },
   'onu-poll': { processor: onuPoll.process, concurrency: 4, scheduler: onuPoll.scheduler },
+  'billing-cycle': { processor: billingCycle.process, concurrency: 2, scheduler: billingCycle.scheduler },
 };

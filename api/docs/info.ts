@@ -42,4 +42,6 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
   packages: 'Service packages (customers.view / customers.manage).',
   network: 'OLTs, ONUs and NAS; ONU readings from the onu-poll job (customers.view / network.manage).',
   'home-bases': 'Home bases of the technicians (customers.view / homebase.manage).',
+  invoices:
+    'Invoices (subscription, manual, sales), void, and billing runs of the billing cycle (invoices.view / invoices.manage).',
 };

@@ -17,3 +17,4 @@ export { TicketAttachment } from './ticket-attachment.js';
 export { TicketCheckIn } from './ticket-check-in.js';
 export { HomeBase } from './home-base.js';
 export { Nas } from './nas.js';
+export { BillingRun, type BillingRunStatus } from './billing-run.js';

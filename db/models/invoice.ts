@@ -15,6 +15,14 @@ export class Invoice extends Model {
   paid_at!: Date | null;
   period_start!: string | null;
   period_end!: string | null;
+  /** subscription (the billing cycle), manual (POST /api/invoices; the default) or sales (issue 8 item 4). */
+  type!: 'subscription' | 'manual' | 'sales';
+  description!: string | null;
+  /** Why the invoice was voided (status cancelled through POST /api/invoices/{id}/void). */
+  void_reason!: string | null;
+  voided_at!: Date | null;
+  /** The billing run that created a subscription invoice. */
+  billing_run_id!: number | null;
   created_at!: Date;
   updated_at!: Date;
 

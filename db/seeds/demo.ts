@@ -5,6 +5,7 @@ import { TenantScope } from '../tenant-scope.js';
 import { seedTenantData, summarize, type DemoSize, type TenantSeedSummary } from './demo-tenant.js';
 import { DEMO_CLERK, DEMO_CUSTOM_ROLE, seedDemoStaff } from './demo-users.js';
 import { ROLES } from '../../api/tenants/catalog.js';
+import { seedDemoBilling, typeSeededSubscriptions } from './demo-billing.js';
 
 /**
  * The demo platform of the embedded default (DESIGN.md §2, issue 2 §2): a platform admin, tenant
@@ -125,6 +126,8 @@ export async function seedDemo(knex: Knex, opts: SeedOptions = {}): Promise<Seed
     await seedDemoStaff(trx, isp.tenant.id, isp.admin.id, DEMO_PASSWORD);
     const ispSummary = await seedTenantData(trx, { ...isp.tenant, settings: {} }, { size: 'full', now, technicianId });
     await mark(trx, isp.tenant.id, 'full', now);
+    // issue 8 item 4: three months of the billing cycle replace the calendar-month invoices of issue 2
+    ispSummary.invoices = await seedDemoBilling(trx, isp.tenant.id, { now, userId: isp.admin.id });
 
     const sandbox = await createTenant(trx, {
       slug: 'demo-sandbox',
@@ -139,6 +142,7 @@ export async function seedDemo(knex: Knex, opts: SeedOptions = {}): Promise<Seed
       { size: 'small', now, technicianId: null },
     );
     await mark(trx, sandbox.tenant.id, 'small', now);
+    await typeSeededSubscriptions(trx, sandbox.tenant.id); // issue 8 item 4: invoice types
     log(
       `seeded demo-isp (${ispSummary.customers} customers) and demo-sandbox (${sandboxSummary.customers} customers, demo mode)`,
     );
@@ -174,6 +178,7 @@ async function seedOneTenant(
       .first('u.id');
     opts.log(`seeding demo data into ${tenant.slug} (${size}) ...`);
     const summary = await seedTenantData(trx, tenant, { size, now: opts.now, technicianId: tech?.id ?? null });
+    await typeSeededSubscriptions(trx, tenant.id); // issue 8 item 4: invoice types
     await mark(trx, tenant.id, size, opts.now);
     return { seeded: true, tenants: [summary] };
   });
