@@ -107,6 +107,8 @@ export function exchange(req: ExchangeRequest, opts: CallOptions = {}): Promise<
 
     request.on('socket', (socket: Socket) => {
       const tls = req.url.protocol === 'https:';
+      // errors of a socket we already gave up on (destroyed after a deadline) are not ours to throw
+      socket.on('error', () => {});
       if (!socket.connecting) connected = true;
       else socket.once(tls ? 'secureConnect' : 'connect', () => (connected = true));
     });

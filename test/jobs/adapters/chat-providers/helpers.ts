@@ -57,9 +57,10 @@ export interface Loopback {
 /**
  * Starts a server on 127.0.0.1. mode 'silent' reads and never answers (a timeout after write);
  * 'reset' destroys the connection once the request arrived (a reset after write); 'answer' replies
- * with the given raw HTTP response.
+ * with the given raw HTTP response; 'garbage' answers plain HTTP to the first bytes (a TLS client
+ * fails its handshake).
  */
-export async function loopback(mode: 'silent' | 'reset' | 'answer', raw = ''): Promise<Loopback> {
+export async function loopback(mode: 'silent' | 'reset' | 'answer' | 'garbage', raw = ''): Promise<Loopback> {
   let data = '';
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -67,6 +68,7 @@ export async function loopback(mode: 'silent' | 'reset' | 'answer', raw = ''): P
     socket.on('error', () => {});
     socket.on('data', (chunk) => {
       data += chunk.toString('utf8');
+      if (mode === 'garbage') socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
       if (!data.includes('\r\n\r\n')) return;
       if (mode === 'reset') socket.resetAndDestroy();
       if (mode === 'answer') socket.end(raw);
