@@ -47,7 +47,7 @@ export function shortText(text: unknown): string {
 }
 
 const AUTH =
-  /token|api[ _-]?key|secret|unauthori[sz]ed|not authori[sz]ed|access denied|forbidden|invalid key|number[ _]key|credential|session/i;
+  /token|(api|device|number)[ _-]?key|secret|unauthori[sz]ed|not authori[sz]ed|access denied|forbidden|invalid key|number[ _]key|credential|session/i;
 const RECIPIENT =
   /(phone|number|nomor|target|recipient|chat ?id|group|penerima).*(invalid|not (valid|registered|found|exist)|tidak (valid|terdaftar))|(invalid|unknown|wrong|not registered).*(phone|number|nomor|target|recipient|chat ?id|group)/i;
 const DISCONNECTED =
