@@ -46,22 +46,24 @@ export function shortText(text: unknown): string {
   return s.length > 300 ? `${s.slice(0, 297)}...` : s;
 }
 
-const AUTH =
-  /token|(api|device|number)[ _-]?key|secret|unauthori[sz]ed|not authori[sz]ed|access denied|forbidden|invalid key|number[ _]key|credential|session/i;
+const CREDENTIAL = /token|(api|device|number)[ _-]?key|secret[ _-]?key|credential/i;
+const AUTH = /unauthori[sz]ed|not authori[sz]ed|access denied|forbidden|invalid key|secret|session/i;
 const RECIPIENT =
   /(phone|number|nomor|target|recipient|chat ?id|group|penerima).*(invalid|not (valid|registered|found|exist)|tidak (valid|terdaftar))|(invalid|unknown|wrong|not registered).*(phone|number|nomor|target|recipient|chat ?id|group)/i;
 const DISCONNECTED =
   /disconnect|not connected|tidak terhubung|device (is )?(off|offline)|scan (the )?qr|not (logged|paired)|pairing/i;
-const RATE = /too many|rate.?limit|slow down|limit exceeded/i;
+const RATE = /too many|rate.?limit|slow down/i;
 
 /**
  * Maps a provider's refusal text (a 2xx with a failure flag, or a 4xx body) to a classification.
- * Recognises rate limits, bad credentials, invalid recipients and disconnected devices; anything
- * else is `provider_refused`.
+ * Checked in this order: rate limits, credential words (token, API/device/number key), invalid
+ * recipients, disconnected devices, other authorisation words; anything else is `provider_refused`
+ * (quota, expiry, policy). A quota that is "exceeded" is not a rate limit: waiting would not help.
  */
 export function refusal(res: ResponseOutcome, text: string): Classification {
   const detail = `${res.provider}: ${shortText(text) || `refused (HTTP ${res.status})`}`;
   if (RATE.test(text)) return rateLimited(res, detail);
+  if (CREDENTIAL.test(text)) return permanent('auth_failed', detail);
   if (RECIPIENT.test(text)) return permanent('invalid_recipient', detail);
   if (DISCONNECTED.test(text)) return permanent('device_disconnected', detail);
   if (AUTH.test(text)) return permanent('auth_failed', detail);

@@ -81,6 +81,21 @@ describe('chat providers: wablas requests (nock)', () => {
     expect(wablas.classify(await wablas.send(account, PHONE, 'hi'))).to.deep.include({ code: 'device_disconnected' });
   });
 
+  it('refusal texts: credentials before recipients, quotas are not rate limits', async () => {
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['Invalid Number Key', { code: 'auth_failed' }],
+      ['secret key invalid', { code: 'auth_failed' }],
+      ['quota limit exceeded, please renew', { kind: 'permanent', code: 'provider_refused' }],
+      ['device expired', { code: 'provider_refused' }],
+      ['Too many requests, slow down', { kind: 'rate_limited', retryAfterMs: 60_000 }],
+      ['nomor tidak terdaftar di WhatsApp', { code: 'invalid_recipient' }],
+    ];
+    for (const [message, expected] of cases) {
+      intercept('https://bdg.wablas.example', 'post', '/api/send-message', 200, { status: false, message });
+      expect(wablas.classify(await wablas.send(account, PHONE, 'hi')), message).to.deep.include(expected);
+    }
+  });
+
   it('checkConnection: GET /api/device/info?token=...; connected -> sent, disconnected -> device_disconnected', async () => {
     const i = intercept('https://bdg.wablas.example', 'get', '/api/device/info', 200, {
       status: true,
