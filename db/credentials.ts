@@ -1,13 +1,17 @@
 import { open, seal } from '../lib/crypto.js';
 
 /**
- * Write-only credentials of network gear (issue 8 item 3: olts, nas), sealed at rest with APP_KEY
+ * Write-only credentials of network gear (issue 8 item 3: olts, nas) and customers' PPPoE passwords
+ * (item 2), sealed at rest with APP_KEY
  * (AES-256-GCM, lib/crypto.ts; DESIGN.md §3). The associated data binds a sealed value to its table
  * and tenant, so a value copied into another tenant's row or another table does not open.
  */
 
-/** Tables whose rows carry sealed credentials in `credentials_enc`. */
-export type CredentialTable = 'olts' | 'nas';
+/**
+ * Tables whose rows carry sealed credentials: `credentials_enc` of olts and nas, and
+ * `pppoe_password_enc` of customers (issue 8 item 2: `{password}` only).
+ */
+export type CredentialTable = 'olts' | 'nas' | 'customers';
 
 /** Login data of a device: any of username, password, SNMP community (strings). */
 export interface DeviceCredentials {

@@ -23,7 +23,9 @@ export type TenantTable =
   | 'ticket_check_ins'
   | 'home_bases'
   | 'nas'
-  | 'billing_runs';
+  | 'billing_runs'
+  | 'network_fake_sessions'
+  | 'network_fake_failures';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -45,6 +47,8 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'home_bases',
   'nas',
   'billing_runs',
+  'network_fake_sessions',
+  'network_fake_failures',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

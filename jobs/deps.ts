@@ -3,6 +3,7 @@ import type { Logger } from '../lib/logger.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import type { Queues } from './queues.js';
 import type { OltAdapter } from './adapters/olt/types.js';
+import type { NetworkAdapter } from './adapters/network/types.js';
 
 /**
  * What processors need from their process: the knex instance, the logger, the APP_KEY and the clock. BullMQ
@@ -32,6 +33,8 @@ export interface JobDeps {
   queues?: Queues;
   /** OLT drivers replacing the built-in ones by driver name (tests inject failing or counting adapters). */
   oltAdapters?: Readonly<Record<string, OltAdapter>>;
+  /** NAS drivers replacing the built-in ones by driver name (customer-network; tests inject failing adapters). */
+  networkAdapters?: Readonly<Record<string, NetworkAdapter>>;
 }
 
 let current: JobDeps | null = null;

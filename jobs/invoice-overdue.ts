@@ -1,9 +1,12 @@
-import type { JobsOptions } from 'bullmq';
+import { UnrecoverableError, type JobsOptions } from 'bullmq';
 import type { Knex } from 'knex';
 import { DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type JobSchedulerDef, type Queues } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
-import { dateIn, isValidTimeZone, type Clock } from '../lib/clock.js';
+import { addDays, dateIn, isValidTimeZone, type Clock } from '../lib/clock.js';
 import { SCAN_BATCH_SIZE, reportProgress, tally, tenantSlugs, throwIfAborted } from './platform-scan.js';
+import { TenantScope } from '../db/tenant-scope.js';
+import { settingsOf } from '../api/settings/service.js';
+import { suspendForOverdue } from '../api/customers/network-state.js';
 
 /**
  * Job `invoice-overdue` (issue 2 §9): unpaid invoices whose due_date has passed become overdue.
@@ -13,6 +16,15 @@ import { SCAN_BATCH_SIZE, reportProgress, tally, tenantSlugs, throwIfAborted } f
  * starts (lib/clock.ts dateIn, the job clock of jobs/deps.ts). An invoice due on D turns overdue at
  * the first run after local midnight of D+1 there: for Asia/Jakarta (UTC+7) the run at 17:05 UTC
  * (the hourly scheduler runs at minute 5 UTC, so at most 65 minutes after local midnight).
+ *
+ * Then (issue 8 item 2) it isolates: in every tenant whose `isolation_grace_days` setting is not null
+ * (null = off, the default), active customers with an invoice overdue for more than that many days
+ * (`due_date < today - grace`, today in the tenant's zone; grace 0: any overdue invoice) are
+ * suspended with suspend_reason `overdue` through api/customers/network-state.ts suspendForOverdue,
+ * in transactions of ISOLATE_BATCH_SIZE customers, each enqueueing their customer-network pushes
+ * (the NAS isolates them). Redis down: the batch rolls back and the job fails and retries (the
+ * marking is idempotent). A customer suspended by hand is not touched; one reactivated by hand
+ * while still overdue is suspended again at the next run.
  *
  * Platform job: it scans every tenant's invoices. This (and ticket-sla) is the one allowed place for
  * a cross-tenant query (DESIGN.md §5); it touches no row through a tenant's request and reports its
@@ -40,7 +52,12 @@ export interface InvoiceOverdueResult {
   tenants: Record<string, number>;
   /** UPDATE statements run. */
   batches: number;
+  /** Customers suspended for overdue invoices per tenant id (tenants with isolation_grace_days set). */
+  suspended: Record<string, number>;
 }
+
+/** Customers suspended per transaction (each is audited and gets its network push enqueued). */
+export const ISOLATE_BATCH_SIZE = 100;
 
 /** Default options of this job: a scan retried a few times, failed runs kept a week, completed trimmed. */
 export const defaultOptions: JobsOptions = { ...DEFAULT_JOB_OPTIONS, attempts: 3 };
@@ -118,7 +135,7 @@ async function markOverdue(
   if (!zones.length) {
     await job.log(`as of ${asOf.toISOString()}: no tenant to scan${tenantId ? ` (tenant ${tenantId})` : ''}`);
     await job.updateProgress(100);
-    return { changed: 0, as_of: asOf.toISOString(), today, tenants: {}, batches: 0 };
+    return { changed: 0, as_of: asOf.toISOString(), today, tenants: {}, batches: 0, suspended: {} };
   }
   // Cross-tenant on purpose (platform job, see the file comment). The constant upper bound (the
   // latest of the dates) lets PostgreSQL range-scan the partial index invoices_overdue_scan.
@@ -162,8 +179,70 @@ async function markOverdue(
     await job.log(`tenant ${id} (${slugs.get(Number(id)) ?? '?'}): ${n} invoice(s) marked overdue`);
   }
   await job.log(`done: ${changed} invoice(s) marked overdue in ${batches} batch(es)`);
+  const suspended = await isolateOverdue(knex, asOf, tenantId, job, signal);
   await job.updateProgress(100);
-  return { changed, as_of: asOf.toISOString(), today, tenants: perTenant, batches };
+  return { changed, as_of: asOf.toISOString(), today, tenants: perTenant, batches, suspended };
+}
+
+/**
+ * Suspends (suspend_reason overdue) the active customers overdue beyond their tenant's
+ * isolation_grace_days (see the file comment).
+ * @returns customers suspended per tenant id
+ * @throws UnrecoverableError when some must be suspended and the worker has no queue producers;
+ *   QueueUnavailableError when Redis does not take a push (that batch is rolled back; the job retries)
+ */
+async function isolateOverdue(
+  knex: Knex,
+  asOf: Date,
+  tenantId: number | null,
+  job: JobLike<unknown>,
+  signal?: AbortSignal,
+): Promise<Record<string, number>> {
+  const tenants: { id: number; slug: string; timezone: string; settings: Record<string, unknown> | null }[] =
+    await knex('tenants')
+      .whereRaw(`jsonb_typeof(settings->'isolation_grace_days') = 'number'`)
+      .modify((q) => {
+        if (tenantId !== null) q.where({ id: tenantId });
+      })
+      .orderBy('id')
+      .select('id', 'slug', 'timezone', 'settings');
+  const out: Record<string, number> = {};
+  for (const t of tenants) {
+    const grace = settingsOf(t).isolation_grace_days;
+    if (grace === null || !isValidTimeZone(t.timezone)) continue;
+    const cutoff = addDays(dateIn(t.timezone, asOf), -grace);
+    const s = new TenantScope(knex, t.id);
+    let lastId = 0;
+    let n = 0;
+    for (;;) {
+      throwIfAborted(signal, n);
+      const ids: number[] = await s
+        .table('customers', 'c')
+        .where('c.status', 'active')
+        .where('c.id', '>', lastId)
+        .whereExists((q) => {
+          q.from('invoices as i')
+            .whereRaw('i.customer_id = c.id AND i.tenant_id = c.tenant_id')
+            .where('i.status', 'overdue')
+            .where('i.due_date', '<', cutoff);
+        })
+        .orderBy('c.id')
+        .limit(ISOLATE_BATCH_SIZE)
+        .pluck('c.id');
+      if (!ids.length) break;
+      const { queues } = jobDeps();
+      if (!queues) throw new UnrecoverableError('invoice-overdue: the worker has no queue producers (JobDeps.queues)');
+      n += (await knex.transaction((trx) => suspendForOverdue(trx, queues, t.id, ids))).length;
+      lastId = ids[ids.length - 1];
+      if (ids.length < ISOLATE_BATCH_SIZE) break;
+    }
+    if (n) out[String(t.id)] = n;
+    await job.log(
+      `tenant ${t.id} (${t.slug}): ${n} customer(s) suspended for invoices overdue more than ${grace} day(s) ` +
+        `(due before ${cutoff})`,
+    );
+  }
+  return out;
 }
 
 /**

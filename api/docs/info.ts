@@ -44,4 +44,6 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
   'home-bases': 'Home bases of the technicians (customers.view / homebase.manage).',
   invoices:
     'Invoices (subscription, manual, sales), void, and billing runs of the billing cycle (invoices.view / invoices.manage).',
+  customers:
+    'Customers, their status and their network state on the NAS (customer-network job) (customers.view / customers.manage).',
 };

@@ -32,13 +32,49 @@ import { CUSTOMER_COLUMNS, CUSTOMER_ONU_JOIN, customerShape } from './shapes.js'
  * |                          | CTE that also feeds the page (the search    |                                          |
  * |                          | runs once)                                  |                                          |
  * | updated_since (+ status) | count(*) with the same filters              | the created_at index, filtered           |
+ * | admin filters (package,  | count(*) with the same filters              | the created_at index (package: its own   |
+ * | NAS, service type, cycle)|                                             | (tenant_id, package_id, created_at) one) |
+ *
+ * customerLister(spec) builds such a list for a select list and read shape: the external list
+ * below and the admin list (api/customers/list.ts) share every statement's shape and strategy.
  */
 
-/** Validated query of the customers list. */
+/** Validated query of the customers list (document 1's filters). */
 export interface CustomerListQuery extends PageParams {
   search?: string;
   status?: string;
   updated_since?: string;
+}
+
+/**
+ * The filters of the admin list (issue 8 item 2: GET /api/customers) beyond document 1's. The
+ * external query schema drops them (unknown query parameters are dropped), so the external list
+ * never sees them. Any of them sends a page down the count path (or the knex search path): the
+ * trigger-maintained counters only know tenant and status.
+ */
+export interface CustomerListFilters extends CustomerListQuery {
+  package_id?: number;
+  service_type?: string;
+  billing_cycle?: string;
+  nas_id?: number;
+}
+
+/**
+ * What one customer list reads and answers: the external list (document 1) and the admin list
+ * (issue 8 item 2) run the same strategies with their own select list and read shape.
+ */
+export interface CustomerListSpec<T> {
+  /** Prefix of the prepared statements' names (unique per spec): `ext` keeps the external names. */
+  name: string;
+  /**
+   * The select list: SQL over customers `c`, its package `p`, its ONU `o` (CUSTOMER_ONU_JOIN) and the
+   * aliases of `joins`. Never a secret column.
+   */
+  columns: readonly string[];
+  /** SQL of further LEFT JOINs after the package and the ONU ('' for none); every table pinned to `c.tenant_id`. */
+  joins: string;
+  /** Row -> read shape. */
+  shape: (row: Record<string, any>) => T;
 }
 
 /**
@@ -59,24 +95,26 @@ export const REVERSE_SCAN_MIN_OFFSET = 1000;
  */
 export const FIRST_PAGE_SIZES: readonly number[] = [10, 15, 20, 25, 50, 100];
 
-const selectList = CUSTOMER_COLUMNS.join(', ');
 /** `$2` is the status in every statement of the status-filtered list. */
 const statusCond = (alias: string, byStatus: boolean) => (byStatus ? ` AND ${alias}.status = $2` : '');
 /** The exact total from the counters (one value `n`). */
 const totalSql = (byStatus: boolean) =>
   `SELECT coalesce(sum(k.n), 0)::bigint AS n FROM customer_status_counts k WHERE k.tenant_id = $1${statusCond('k', byStatus)}`;
 
+/** FROM and joins of a page: customers `c`, package `p`, ONU `o`, then the spec's joins. */
+const fromSql = (joins: string) => `FROM customers c
+LEFT JOIN packages p ON p.id = c.package_id AND p.tenant_id = c.tenant_id
+${CUSTOMER_ONU_JOIN}${joins ? `\n${joins}` : ''}`;
+
 /**
  * First page: the newest rows straight off the (tenant_id[, status], created_at DESC, id DESC)
  * index, joined to package and ONU, with the exact total from the counters as `_total`.
  * @param limit a literal row count, or the placeholder that carries it
  */
-function firstPageSql(byStatus: boolean, limit: number | string): string {
-  return `SELECT ${selectList},
+function firstPageSql(spec: CustomerListSpec<unknown>, byStatus: boolean, limit: number | string): string {
+  return `SELECT ${spec.columns.join(', ')},
   (${totalSql(byStatus)}) AS _total
-FROM customers c
-LEFT JOIN packages p ON p.id = c.package_id AND p.tenant_id = c.tenant_id
-${CUSTOMER_ONU_JOIN}
+${fromSql(spec.joins)}
 WHERE c.tenant_id = $1${statusCond('c', byStatus)}
 ORDER BY c.created_at DESC, c.id DESC
 LIMIT ${limit}`;
@@ -88,12 +126,15 @@ LIMIT ${limit}`;
  * joined (a deferred join: a skipped row costs an index entry, not a join). The array form plans
  * ~15 % cheaper than joining a subquery (customers appears once in the join).
  */
-function laterPageSql(byStatus: boolean, order: 'DESC' | 'ASC', withTotal: boolean): string {
+function laterPageSql(
+  spec: CustomerListSpec<unknown>,
+  byStatus: boolean,
+  order: 'DESC' | 'ASC',
+  withTotal: boolean,
+): string {
   const [limit, offset] = byStatus ? ['$3', '$4'] : ['$2', '$3'];
-  return `SELECT ${selectList}${withTotal ? `,\n  (${totalSql(byStatus)}) AS _total` : ''}
-FROM customers c
-LEFT JOIN packages p ON p.id = c.package_id AND p.tenant_id = c.tenant_id
-${CUSTOMER_ONU_JOIN}
+  return `SELECT ${spec.columns.join(', ')}${withTotal ? `,\n  (${totalSql(byStatus)}) AS _total` : ''}
+${fromSql(spec.joins)}
 WHERE c.tenant_id = $1 AND c.id = ANY (ARRAY(
   SELECT ci.id FROM customers ci WHERE ci.tenant_id = $1${statusCond('ci', byStatus)}
   ORDER BY ci.created_at ${order}, ci.id ${order} LIMIT ${limit} OFFSET ${offset}))
@@ -101,117 +142,25 @@ ORDER BY c.created_at DESC, c.id DESC`;
 }
 
 /** The statements of the counters strategy; values are `[status?, ...]` (status only when filtered). */
-function counterStatements(byStatus: boolean) {
-  const n = byStatus ? 'ext_customers_by_status' : 'ext_customers';
+function counterStatements(spec: CustomerListSpec<unknown>, byStatus: boolean) {
+  const n = `${spec.name}_customers${byStatus ? '_by_status' : ''}`;
   return {
     /** First page, literal LIMIT: [status?]. */
     firstPage: new Map(
-      FIRST_PAGE_SIZES.map((size) => [size, tenantStatement(`${n}_first_${size}`, firstPageSql(byStatus, size))]),
+      FIRST_PAGE_SIZES.map((size) => [size, tenantStatement(`${n}_first_${size}`, firstPageSql(spec, byStatus, size))]),
     ),
     /** First page of any other size: [status?, limit]. */
-    firstPageAnySize: tenantStatement(`${n}_first`, firstPageSql(byStatus, byStatus ? '$3' : '$2')),
+    firstPageAnySize: tenantStatement(`${n}_first`, firstPageSql(spec, byStatus, byStatus ? '$3' : '$2')),
     /** Page plus total: [status?, limit, offset]. */
-    pageWithTotal: tenantStatement(`${n}_page_total`, laterPageSql(byStatus, 'DESC', true)),
+    pageWithTotal: tenantStatement(`${n}_page_total`, laterPageSql(spec, byStatus, 'DESC', true)),
     /** Page read newest first: [status?, limit, offset]. */
-    newestFirst: tenantStatement(`${n}_page_desc`, laterPageSql(byStatus, 'DESC', false)),
+    newestFirst: tenantStatement(`${n}_page_desc`, laterPageSql(spec, byStatus, 'DESC', false)),
     /** Page read from the oldest end: [status?, limit, offset from the oldest]. */
-    oldestFirst: tenantStatement(`${n}_page_asc`, laterPageSql(byStatus, 'ASC', false)),
+    oldestFirst: tenantStatement(`${n}_page_asc`, laterPageSql(spec, byStatus, 'ASC', false)),
     /** The exact total alone: [status?] -> {n}. */
     total: tenantStatement(`${n}_total`, totalSql(byStatus)),
   };
 }
-
-const COUNTER_STATEMENTS = { all: counterStatements(false), byStatus: counterStatements(true) };
-/** Rows with timestamptz as ISO strings: no Date objects for a page of 100 rows. */
-const ISO = { timestamps: 'iso' } as const;
-
-/** No filter or status only: counters for the total; deep pages read from the nearer end. */
-async function listByCounters(scope: TenantScope, query: CustomerListQuery) {
-  const stmts = query.status ? COUNTER_STATEMENTS.byStatus : COUNTER_STATEMENTS.all;
-  const status = query.status ? [query.status] : [];
-  const pp = query.per_page;
-  const offset = (query.page - 1) * pp;
-  const readTotal = async () => Number((await scope.run<{ n: number }>(stmts.total, status))[0]?.n ?? 0);
-  if (offset < REVERSE_SCAN_MIN_OFFSET) {
-    const first = offset === 0 ? stmts.firstPage.get(pp) : undefined;
-    const rows = first
-      ? await scope.run(first, status, ISO)
-      : offset === 0
-        ? await scope.run(stmts.firstPageAnySize, [...status, pp], ISO)
-        : await scope.run(stmts.pageWithTotal, [...status, pp, offset], ISO);
-    const total = rows.length ? Number(rows[0]._total) : await readTotal();
-    return envelope(rows.map(customerShape), query.page, pp, total);
-  }
-  const total = await readTotal();
-  if (offset >= total) return envelope([], query.page, pp, total);
-  // rows offset .. offset+pp-1 counted from the newest are rows total-offset-pp .. total-offset-1 from the oldest
-  const rows =
-    2 * offset + pp > total
-      ? await scope.run(
-          stmts.oldestFirst,
-          [...status, Math.min(pp, total - offset), Math.max(0, total - offset - pp)],
-          ISO,
-        )
-      : await scope.run(stmts.newestFirst, [...status, pp, offset], ISO);
-  return envelope(rows.map(customerShape), query.page, pp, total);
-}
-
-// ---- search, updated_since: built with knex ---------------------------------------------------
-
-type Row = Record<string, any>;
-const newestFirst = (alias: string, order: 'asc' | 'desc' = 'desc') => [
-  { column: `${alias}.created_at`, order },
-  { column: `${alias}.id`, order },
-];
-
-/** Applies the list filters to a customers query aliased `alias`. */
-function filters(
-  q: Knex.QueryBuilder,
-  alias: string,
-  query: CustomerListQuery,
-  ts?: { sql: string; bindings: string[] } | null,
-): Knex.QueryBuilder {
-  if (query.status) q.where(`${alias}.status`, query.status);
-  if (query.updated_since) q.where(`${alias}.updated_at`, '>=', new Date(query.updated_since));
-  if (ts) q.whereRaw(ts.sql, ts.bindings);
-  return q;
-}
-
-async function readTotal(q: Knex.QueryBuilder): Promise<number> {
-  return Number(((await q.first()) as { n: number } | undefined)?.n ?? 0);
-}
-
-/**
- * Runs the page statement: `ids` (a subquery yielding the page's customer ids) joined to the
- * customer, its package and its ONU, plus `total` as an uncorrelated scalar subquery (computed
- * once); optional CTEs are attached to the statement. When the page is empty, the total is read
- * on its own.
- */
-async function runPage(
-  scope: TenantScope,
-  query: CustomerListQuery,
-  ids: Knex.QueryBuilder,
-  total: Knex.QueryBuilder,
-  cte?: { name: string; query: Knex.QueryBuilder },
-) {
-  const withCte = (q: Knex.QueryBuilder) => (cte ? q.withMaterialized(cte.name, cte.query) : q);
-  const columns: (string | Knex.QueryBuilder)[] = [...CUSTOMER_COLUMNS, total.clone().as('_total')];
-  const rows: Row[] = await withCte(scope.table('customers', 'c'))
-    .join(ids.as('pg'), 'pg.id', 'c.id')
-    .leftJoin('packages as p', (j) => {
-      j.on('p.id', 'c.package_id').andOn('p.tenant_id', 'c.tenant_id');
-    })
-    .joinRaw(CUSTOMER_ONU_JOIN)
-    .select(columns)
-    .orderBy(newestFirst('c'));
-  const n = rows.length ? Number(rows[0]._total) : await readTotal(withCte(total));
-  return envelope(rows.map(customerShape), query.page, query.per_page, n);
-}
-
-// ---- search ------------------------------------------------------------------------------------
-
-/** Prefix terms -> the tenant's words (api/external/query.ts expandSearch). */
-const wordLookup = tenantStatement('ext_customer_words', WORD_LOOKUP_SQL);
 
 /**
  * The search-only list with plain words as ONE fixed statement: `$2` holds the distinct lowercased
@@ -221,9 +170,8 @@ const wordLookup = tenantStatement('ext_customer_words', WORD_LOOKUP_SQL);
  * both the exact total and the page (limit `$3`, offset `$4`), whose rows are then joined.
  * Same result as expandSearch + tsCondition (tests compare both with a plain `:*` query).
  */
-const searchPage = tenantStatement(
-  'ext_customers_search',
-  `WITH t AS (SELECT u.p FROM unnest($2::text[]) AS u(p)),
+function searchPageSql(spec: CustomerListSpec<unknown>): string {
+  return `WITH t AS (SELECT u.p FROM unnest($2::text[]) AS u(p)),
 e AS (
   SELECT t.p, count(*) AS n,
     string_agg('''' || replace(replace(w.word, '\\', '\\\\'), '''', '''''') || '''', ' | ' ORDER BY w.word) AS alts
@@ -235,56 +183,177 @@ q AS (SELECT CASE WHEN (SELECT count(*) FROM e) < (SELECT count(*) FROM t) THEN 
   ELSE (SELECT string_agg(CASE WHEN e.n > ${MAX_PREFIX_EXPANSION} THEN '''' || e.p || ''':*' ELSE '(' || e.alts || ')' END, ' & ') FROM e)::tsquery END AS tsq),
 m AS MATERIALIZED (
   SELECT ci.id, ci.created_at FROM customers ci WHERE ci.tenant_id = $1 AND ci.search_vector @@ (SELECT q.tsq FROM q))
-SELECT ${selectList},
+SELECT ${spec.columns.join(', ')},
   (SELECT count(*) FROM m) AS _total
-FROM customers c
-LEFT JOIN packages p ON p.id = c.package_id AND p.tenant_id = c.tenant_id
-${CUSTOMER_ONU_JOIN}
+${fromSql(spec.joins)}
 WHERE c.tenant_id = $1 AND c.id = ANY (ARRAY(SELECT m.id FROM m ORDER BY m.created_at DESC, m.id DESC LIMIT $3 OFFSET $4))
-ORDER BY c.created_at DESC, c.id DESC`,
-);
+ORDER BY c.created_at DESC, c.id DESC`;
+}
+
+/** Rows with timestamptz as ISO strings: no Date objects for a page of 100 rows. */
+const ISO = { timestamps: 'iso' } as const;
+
+/** Prefix terms -> the tenant's words (api/external/query.ts expandSearch); one statement for every list. */
+const wordLookup = tenantStatement('ext_customer_words', WORD_LOOKUP_SQL);
+
+type Row = Record<string, any>;
+const newestFirst = (alias: string, order: 'asc' | 'desc' = 'desc') => [
+  { column: `${alias}.created_at`, order },
+  { column: `${alias}.id`, order },
+];
+
+/** True when the query has a filter the counters cannot answer (anything but the status). */
+function hasExtraFilter(query: CustomerListFilters): boolean {
+  return (
+    query.package_id !== undefined ||
+    query.service_type !== undefined ||
+    query.billing_cycle !== undefined ||
+    query.nas_id !== undefined
+  );
+}
+
+/** Applies the list filters to a customers query aliased `alias`. */
+function filters(
+  q: Knex.QueryBuilder,
+  alias: string,
+  query: CustomerListFilters,
+  ts?: { sql: string; bindings: string[] } | null,
+): Knex.QueryBuilder {
+  if (query.status) q.where(`${alias}.status`, query.status);
+  if (query.updated_since) q.where(`${alias}.updated_at`, '>=', new Date(query.updated_since));
+  if (query.package_id !== undefined) q.where(`${alias}.package_id`, query.package_id);
+  if (query.service_type !== undefined) q.where(`${alias}.service_type`, query.service_type);
+  if (query.billing_cycle !== undefined) q.where(`${alias}.billing_cycle`, query.billing_cycle);
+  if (query.nas_id !== undefined) q.where(`${alias}.nas_id`, query.nas_id);
+  if (ts) q.whereRaw(ts.sql, ts.bindings);
+  return q;
+}
+
+async function readTotal(q: Knex.QueryBuilder): Promise<number> {
+  return Number(((await q.first()) as { n: number } | undefined)?.n ?? 0);
+}
 
 /**
- * Search: prefix terms expanded through the tenant's word dictionary (exact lexemes match far
- * faster than `:*` in the GIN index). Search alone with plain words: the fixed statement above;
- * otherwise one GIN scan into a materialised CTE `m` (knex) that yields both the page and the count.
+ * Builds a customer list over the strategies of the table above, with the spec's select list,
+ * joins and read shape. Statements are defined (and checked by tenantStatement) once, here.
+ * @returns `(scope, query) => envelope` (DESIGN.md §4)
  */
-async function listBySearch(scope: TenantScope, query: CustomerListQuery) {
-  const words = searchWords(query.search);
-  if (words.length && !query.status && !query.updated_since && words.every((w) => /^[A-Za-z0-9]+$/.test(w))) {
-    const plain = [...new Set(words.map((w) => w.toLowerCase()))];
-    const rows = await scope.run(searchPage, [plain, query.per_page, (query.page - 1) * query.per_page], ISO);
-    if (rows.length || query.page === 1) {
-      return envelope(rows.map(customerShape), query.page, query.per_page, rows.length ? Number(rows[0]._total) : 0);
+export function customerLister<T>(spec: CustomerListSpec<T>) {
+  const stmts = { all: counterStatements(spec, false), byStatus: counterStatements(spec, true) };
+  const searchPage = tenantStatement(`${spec.name}_customers_search`, searchPageSql(spec));
+  const shape = spec.shape;
+
+  /** No filter or status only: counters for the total; deep pages read from the nearer end. */
+  async function listByCounters(scope: TenantScope, query: CustomerListFilters) {
+    const st = query.status ? stmts.byStatus : stmts.all;
+    const status = query.status ? [query.status] : [];
+    const pp = query.per_page;
+    const offset = (query.page - 1) * pp;
+    const total = async () => Number((await scope.run<{ n: number }>(st.total, status))[0]?.n ?? 0);
+    if (offset < REVERSE_SCAN_MIN_OFFSET) {
+      const first = offset === 0 ? st.firstPage.get(pp) : undefined;
+      const rows = first
+        ? await scope.run(first, status, ISO)
+        : offset === 0
+          ? await scope.run(st.firstPageAnySize, [...status, pp], ISO)
+          : await scope.run(st.pageWithTotal, [...status, pp, offset], ISO);
+      const n = rows.length ? Number(rows[0]._total) : await total();
+      return envelope(rows.map(shape), query.page, pp, n);
     }
+    const n = await total();
+    if (offset >= n) return envelope([], query.page, pp, n);
+    // rows offset .. offset+pp-1 counted from the newest are rows n-offset-pp .. n-offset-1 from the oldest
+    const rows =
+      2 * offset + pp > n
+        ? await scope.run(st.oldestFirst, [...status, Math.min(pp, n - offset), Math.max(0, n - offset - pp)], ISO)
+        : await scope.run(st.newestFirst, [...status, pp, offset], ISO);
+    return envelope(rows.map(shape), query.page, pp, n);
   }
-  const terms = await expandSearch(query.search, (plain) =>
-    scope.run<{ p: string; word: string }>(wordLookup, [plain]),
-  );
-  if (terms === null) return query.updated_since ? listByCount(scope, query) : listByCounters(scope, query);
-  if (terms === 'no-match') return envelope([], query.page, query.per_page, 0);
-  const matches = filters(scope.table('customers', 'ci'), 'ci', query, tsCondition('ci.search_vector', terms)).select(
-    'ci.id',
-    'ci.created_at',
-  );
-  const ids = scope
-    .knex('m')
-    .select('m.id')
-    .orderBy(newestFirst('m'))
-    .limit(query.per_page)
-    .offset((query.page - 1) * query.per_page);
-  return runPage(scope, query, ids, scope.knex('m').count({ n: '*' }), { name: 'm', query: matches });
+
+  /**
+   * Runs the page statement: `ids` (a subquery yielding the page's customer ids) joined to the
+   * customer, its package, its ONU and the spec's joins, plus `total` as an uncorrelated scalar
+   * subquery (computed once); optional CTEs are attached to the statement. When the page is
+   * empty, the total is read on its own.
+   */
+  async function runPage(
+    scope: TenantScope,
+    query: CustomerListFilters,
+    ids: Knex.QueryBuilder,
+    total: Knex.QueryBuilder,
+    cte?: { name: string; query: Knex.QueryBuilder },
+  ) {
+    const withCte = (q: Knex.QueryBuilder) => (cte ? q.withMaterialized(cte.name, cte.query) : q);
+    const raw = (sql: string) => scope.knex.raw(sql);
+    const columns: (Knex.Raw | Knex.QueryBuilder)[] = [...spec.columns.map(raw), total.clone().as('_total')];
+    const q = withCte(scope.table('customers', 'c'))
+      .join(ids.as('pg'), 'pg.id', 'c.id')
+      .leftJoin('packages as p', (j) => {
+        j.on('p.id', 'c.package_id').andOn('p.tenant_id', 'c.tenant_id');
+      })
+      .joinRaw(CUSTOMER_ONU_JOIN);
+    if (spec.joins) q.joinRaw(spec.joins);
+    const rows: Row[] = await q.select(columns).orderBy(newestFirst('c'));
+    const n = rows.length ? Number(rows[0]._total) : await readTotal(withCte(total));
+    return envelope(rows.map(shape), query.page, query.per_page, n);
+  }
+
+  /**
+   * Search: prefix terms expanded through the tenant's word dictionary (exact lexemes match far
+   * faster than `:*` in the GIN index). Search alone with plain words: the fixed statement above;
+   * otherwise one GIN scan into a materialised CTE `m` (knex) that yields both the page and the count.
+   */
+  async function listBySearch(scope: TenantScope, query: CustomerListFilters) {
+    const words = searchWords(query.search);
+    const alone = !query.status && !query.updated_since && !hasExtraFilter(query);
+    if (words.length && alone && words.every((w) => /^[A-Za-z0-9]+$/.test(w))) {
+      const plain = [...new Set(words.map((w) => w.toLowerCase()))];
+      const rows = await scope.run(searchPage, [plain, query.per_page, (query.page - 1) * query.per_page], ISO);
+      if (rows.length || query.page === 1) {
+        return envelope(rows.map(shape), query.page, query.per_page, rows.length ? Number(rows[0]._total) : 0);
+      }
+    }
+    const terms = await expandSearch(query.search, (plain) =>
+      scope.run<{ p: string; word: string }>(wordLookup, [plain]),
+    );
+    if (terms === null) return listUnsearched(scope, query);
+    if (terms === 'no-match') return envelope([], query.page, query.per_page, 0);
+    const matches = filters(scope.table('customers', 'ci'), 'ci', query, tsCondition('ci.search_vector', terms)).select(
+      'ci.id',
+      'ci.created_at',
+    );
+    const ids = scope
+      .knex('m')
+      .select('m.id')
+      .orderBy(newestFirst('m'))
+      .limit(query.per_page)
+      .offset((query.page - 1) * query.per_page);
+    return runPage(scope, query, ids, scope.knex('m').count({ n: '*' }), { name: 'm', query: matches });
+  }
+
+  /** Filters the counters do not know (updated_since, admin filters): the created_at index, count(*). */
+  async function listByCount(scope: TenantScope, query: CustomerListFilters) {
+    const ids = filters(scope.table('customers', 'ci'), 'ci', query)
+      .select('ci.id')
+      .orderBy(newestFirst('ci'))
+      .limit(query.per_page)
+      .offset((query.page - 1) * query.per_page);
+    return runPage(scope, query, ids, filters(scope.table('customers', 'cc'), 'cc', query).count({ n: '*' }));
+  }
+
+  /** Without a search: the counters when they can answer, else the count path. */
+  function listUnsearched(scope: TenantScope, query: CustomerListFilters) {
+    return query.updated_since || hasExtraFilter(query) ? listByCount(scope, query) : listByCounters(scope, query);
+  }
+
+  return async function list(scope: TenantScope, query: CustomerListFilters) {
+    if (prefixTsQuery('x', query.search)) return listBySearch(scope, query);
+    return listUnsearched(scope, query);
+  };
 }
 
-/** updated_since without search: the page by the created_at index, the total by count(*). */
-async function listByCount(scope: TenantScope, query: CustomerListQuery) {
-  const ids = filters(scope.table('customers', 'ci'), 'ci', query)
-    .select('ci.id')
-    .orderBy(newestFirst('ci'))
-    .limit(query.per_page)
-    .offset((query.page - 1) * query.per_page);
-  return runPage(scope, query, ids, filters(scope.table('customers', 'cc'), 'cc', query).count({ n: '*' }));
-}
+/** The external list's spec: document 1's read shape; statements keep their `ext_` names. */
+const externalList = customerLister({ name: 'ext', columns: CUSTOMER_COLUMNS, joins: '', shape: customerShape });
 
 /**
  * GET /api/external/v1/customers: picks the strategy of the table above.
@@ -292,7 +361,5 @@ async function listByCount(scope: TenantScope, query: CustomerListQuery) {
  * @returns the list envelope with customer read shapes
  */
 export async function listCustomers(scope: TenantScope, query: CustomerListQuery) {
-  if (prefixTsQuery('x', query.search)) return listBySearch(scope, query);
-  if (query.updated_since) return listByCount(scope, query);
-  return listByCounters(scope, query);
+  return externalList(scope, query);
 }

@@ -11,6 +11,7 @@ import { paginate, whereContains, type PageParams } from '../shared/list.js';
 import { iso } from '../shared/schemas.js';
 import { stateMachine } from '../shared/state-machine.js';
 import { settingsOf } from '../settings/service.js';
+import { reactivateIfSettled } from '../customers/network-state.js';
 
 /**
  * Invoices of the admin API (issue 8 item 4): list, detail, manual create and void. The billing
@@ -180,13 +181,13 @@ export async function createInvoice(
 /**
  * POST /api/invoices/{id}/void: unpaid or overdue -> cancelled; the number is kept, the reason
  * stored (void_reason, voided_at), audited as `invoices.voided`; all in one transaction.
- * @param queues the producer queues: reactivating an overdue-suspended customer enqueues its
- *   customer-network job (see the TODO below)
+ * @param queues the producer queues: reactivating an overdue-suspended customer left without overdue
+ *   invoices (api/customers/network-state.ts reactivateIfSettled) enqueues its customer-network job
  * @throws NotFound for an id outside the tenant; InvalidTransition (422) from paid or cancelled
  */
 export async function voidInvoice(
   scope: TenantScope,
-  _queues: Queues | null,
+  queues: Queues,
   actor: Actor,
   id: number,
   reason: string,
@@ -208,8 +209,8 @@ export async function voidInvoice(
       after: { status, void_reason: text },
       ip: actor.ip ?? null,
     });
-    // TODO(merge, issue 8 item 2): an overdue-suspended customer left without overdue invoices is
-    // reactivated here, in this transaction, after the status change:
-    //   await reactivateIfSettled(trx, _queues, scope.tenantId, row.customer_id);
+    // an overdue-suspended customer left without overdue invoices is reactivated in this transaction
+    // (issue 8 item 2); its network push is enqueued here too, so Redis down -> 503 and nothing voided
+    await reactivateIfSettled(trx, queues, scope.tenantId, row.customer_id);
   });
 }

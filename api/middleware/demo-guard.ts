@@ -22,6 +22,9 @@ export const DEMO_BLOCKED_ACTIONS = [
   'roles.update',
   'roles.delete',
   'settings.modules.update',
+  // issue 8 item 2: customer status and network sync push to a real NAS
+  'customers.status.update',
+  'customers.network_sync',
   // DESIGN §10: real external systems
   'wabot.send',
   'email.send',

@@ -23,6 +23,29 @@ export class Customer extends Model {
   billing_day!: number | null;
   customer_tier!: string;
   mac_address!: string | null;
+  /** The NAS the customer connects through (issue 8 item 2); a NAS of the same tenant. */
+  nas_id!: number | null;
+  /** PPPoE login on the NAS; unique per tenant in any case. */
+  pppoe_username!: string | null;
+  /** Sealed PPPoE password (db/credentials.ts, table 'customers'); never sent to a client. */
+  pppoe_password_enc!: string | null;
+  /** Why a suspended customer is suspended: manual (the status endpoint) or overdue (billing); null otherwise. */
+  suspend_reason!: 'manual' | 'overdue' | null;
+  /** The free-text reason of the last status change. */
+  status_reason!: string | null;
+  status_changed_at!: Date | null;
+  /** Version of the network state; every network-relevant change takes a new one (customer-network job). */
+  network_version!: string | number;
+  network_sync_status!: 'none' | 'pending' | 'synced' | 'failed';
+  /** What the NAS holds after the last successful push. */
+  network_state!: 'active' | 'isolated' | 'removed' | null;
+  /** A fixed, safe text of the last failed push. */
+  network_error!: string | null;
+  network_requested_at!: Date | null;
+  network_synced_at!: Date | null;
+  /** The NAS and username of the session the last push left (removed first when they change). */
+  network_nas_id!: number | null;
+  network_username!: string | null;
   created_at!: Date;
   updated_at!: Date;
 
