@@ -27,7 +27,8 @@ export {
  *   whose change committed, a job that finished without its outcome reaching the row). A job still in
  *   the queue (waiting, delayed for its backoff, running) is left alone; a finished one (failed or
  *   completed) is run again; a missing one is added. Their `network_requested_at` moves to now, so
- *   each is looked at once per 5 minutes. Platform job: the one cross-tenant read is the list of such customers (ids only).
+ *   each is looked at once per 5 minutes. Platform job: the one cross-tenant read is the list of such
+ *   customers (ids only).
  */
 export const QUEUE = 'customer-network' as const;
 /** Job name of one customer's push. */
