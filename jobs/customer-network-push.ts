@@ -30,8 +30,9 @@ import {
  *    active (the package's name as profile), suspended -> isolated (the NAS's isolation_profile),
  *    terminated or no NAS -> removed. The PPPoE password is unsealed here and nowhere else; it never
  *    reaches job data, a log line, a return value or an error text.
- * 4. Records the outcome on the row, guarded by the version: synced (network_state, synced_at, the
- *    session's NAS and username), or the failure's fixed text. Timeouts and server errors throw a
+ * 4. Records the outcome on the row: what the NAS now holds (network_state and the session's NAS and
+ *    username) always, since a newer push that waited for this one must know it; the sync status
+ *    (synced and synced_at, or the failure's fixed text) only while the row still has this version. Timeouts and server errors throw a
  *    plain Error (BullMQ retries with backoff; sync_status stays pending until the last attempt, then
  *    failed); refused credentials, unknown profiles, unknown drivers, no isolation profile, a password
  *    that cannot be opened: sync_status failed and UnrecoverableError.
@@ -184,7 +185,10 @@ export async function pushCustomerNetwork(
     const now = jobClock().now();
     const want = desiredState(row);
     const key = sessionKey(row);
+    /** The sync status belongs to this version only; a newer one is pending. */
     const guard = () => s.query(Customer).where({ id: customerId, network_version: version });
+    /** What the NAS holds (state, session's NAS and username) is written whatever the version. */
+    const fact = () => s.query(Customer).where({ id: customerId });
     let removedOld = false;
     try {
       const adapterOf = (nas: Nas): NetworkAdapter => networkAdapterFor(nas.driver, { knex }, deps.networkAdapters);
@@ -231,20 +235,23 @@ export async function pushCustomerNetwork(
         network_sync_status: final ? 'failed' : 'pending',
         network_error: final ? failure.text : `${failure.text} Retrying (attempt ${attempt} of ${attempts}).`,
       };
-      if (removedOld) Object.assign(patch, { network_nas_id: null, network_username: null, network_state: 'removed' });
+      // what the NAS holds is a fact whatever the version: a newer push must see it
+      if (removedOld) await fact().patch({ network_nas_id: null, network_username: null, network_state: 'removed' });
       await guard().patch(patch);
       return { failure, final };
     }
     const placed = want !== 'removed' && row.nas_id !== null;
     const nothing = !placed && row.network_nas_id === null && row.network_state === null;
     const state = nothing ? null : want;
-    await guard().patch({
-      network_sync_status: nothing ? 'none' : 'synced',
+    await fact().patch({
       network_state: state,
-      network_error: null,
-      network_synced_at: now,
       network_nas_id: placed ? row.nas_id : null,
       network_username: placed ? key : null,
+    });
+    await guard().patch({
+      network_sync_status: nothing ? 'none' : 'synced',
+      network_error: null,
+      network_synced_at: now,
     });
     return { state };
   });

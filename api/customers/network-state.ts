@@ -45,12 +45,12 @@ export interface Actor {
 }
 
 /**
- * Takes a new network version for customers that have something to push (a NAS and not
- * terminated, or a session a NAS still holds) and enqueues one customer-network job per customer
+ * Takes a new network version for customers that have something to push (a NAS, a session a NAS
+ * still holds, or a push on its way whose outcome must be superseded) and enqueues one customer-network job per customer
  * with the id `customer-network-<tenant>-<customer>-v<version>`. Versions come from the sequence
  * customer_network_version_seq: never reused, so a rolled-back change's job id is never handed out
  * again, and the job skips it (its version never appears on the row). Sync status becomes pending.
- * Customers with nothing to push are left as they are.
+ * Customers that never had a NAS are left as they are (sync status none).
  * @param trx the caller's transaction (the rows are changed in it, so the job waits for its commit)
  * @param queues the producer queues
  * @param customerIds customers of the tenant (others are not touched)
@@ -70,9 +70,7 @@ export async function requestNetworkPush(
     .table('customers')
     .whereIn('id', customerIds)
     .where((w) => {
-      w.where((a) => {
-        a.whereNotNull('nas_id').whereNot('status', 'terminated');
-      }).orWhereNotNull('network_nas_id');
+      w.whereNotNull('nas_id').orWhereNotNull('network_nas_id').orWhereNot('network_sync_status', 'none');
     })
     .update({
       network_version: trx.raw(`nextval('customer_network_version_seq')`),
