@@ -4,8 +4,10 @@
  * them). Mode a: the page by an index scan, no count (the limit). Mode b: the naive way, the same
  * plus count(*), with OFFSET.
  *
- * Usage: `tsx bench/baseline-server.ts <a|b> <tenant id>`, with PORT and DATABASE_URL in the
- * environment (read through lib/config.ts).
+ * Usage: `tsx bench/baseline-server.ts <a|b> <tenant id> [external|admin]`, with PORT and
+ * DATABASE_URL in the environment (read through lib/config.ts). `admin` (bench/admin-customers.ts)
+ * selects the admin list's columns (CUSTOMER_ADMIN_COLUMNS) and joins the NAS too, as GET
+ * /api/customers does.
  *
  * The page statement does the same SQL work as the app's first page (api/external/customer-list.ts):
  * the same select list (CUSTOMER_COLUMNS) and joins (package of the same tenant, the newest active
@@ -16,18 +18,20 @@
 import http from 'node:http';
 import pg from 'pg';
 import { CUSTOMER_COLUMNS, CUSTOMER_ONU_JOIN } from '../api/external/shapes.js';
+import { CUSTOMER_ADMIN_COLUMNS, CUSTOMER_NAS_JOIN } from '../api/customers/list.js';
 import { loadConfig } from '../lib/config.js';
 
-const [mode = 'a', tenantArg] = process.argv.slice(2);
+const [mode = 'a', tenantArg, shape = 'external'] = process.argv.slice(2);
+const admin = shape === 'admin';
 const tenantId = Number(tenantArg);
 const config = loadConfig();
 const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10 });
 
 function pageSql(byStatus: boolean, limit: number, offset: number): string {
-  return `SELECT ${CUSTOMER_COLUMNS.join(', ')}
+  return `SELECT ${(admin ? CUSTOMER_ADMIN_COLUMNS : CUSTOMER_COLUMNS).join(', ')}
 FROM customers c
 LEFT JOIN packages p ON p.id = c.package_id AND p.tenant_id = c.tenant_id
-${CUSTOMER_ONU_JOIN}
+${CUSTOMER_ONU_JOIN}${admin ? `\n${CUSTOMER_NAS_JOIN}` : ''}
 WHERE c.tenant_id = $1${byStatus ? ' AND c.status = $2' : ''}
 ORDER BY c.created_at DESC, c.id DESC
 LIMIT ${limit} OFFSET ${offset}`;

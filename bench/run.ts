@@ -6,6 +6,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   'external-list': () => import('./external-list.js'),
   'mailbox-list': () => import('./mailbox-list.js'),
   'billing-cycle': () => import('./billing-cycle.js'),
+  'admin-customers': () => import('./admin-customers.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -1,4 +1,4 @@
-import { UnrecoverableError, type JobsOptions } from 'bullmq';
+import type { JobsOptions } from 'bullmq';
 import type { Knex } from 'knex';
 import { DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type JobSchedulerDef, type Queues } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
@@ -188,8 +188,8 @@ async function markOverdue(
  * Suspends (suspend_reason overdue) the active customers overdue beyond their tenant's
  * isolation_grace_days (see the file comment).
  * @returns customers suspended per tenant id
- * @throws UnrecoverableError when some must be suspended and the worker has no queue producers;
- *   QueueUnavailableError when Redis does not take a push (that batch is rolled back; the job retries)
+ * Without queue producers (JobDeps.queues: a processor run outside startWorkers) it logs and suspends nobody.
+ * @throws QueueUnavailableError when Redis does not take a push (that batch is rolled back; the job retries)
  */
 async function isolateOverdue(
   knex: Knex,
@@ -231,7 +231,11 @@ async function isolateOverdue(
         .pluck('c.id');
       if (!ids.length) break;
       const { queues } = jobDeps();
-      if (!queues) throw new UnrecoverableError('invoice-overdue: the worker has no queue producers (JobDeps.queues)');
+      if (!queues) {
+        // startWorkers always gives producers; a processor run without them (a script, a test) marks only
+        await job.log(`tenant ${t.id} (${t.slug}): isolation skipped, this process has no queue producers`);
+        break;
+      }
       n += (await knex.transaction((trx) => suspendForOverdue(trx, queues, t.id, ids))).length;
       lastId = ids[ids.length - 1];
       if (ids.length < ISOLATE_BATCH_SIZE) break;

@@ -6,6 +6,7 @@ import { seedTenantData, summarize, type DemoSize, type TenantSeedSummary } from
 import { DEMO_CLERK, DEMO_CUSTOM_ROLE, seedDemoStaff } from './demo-users.js';
 import { ROLES } from '../../api/tenants/catalog.js';
 import { seedDemoBilling, typeSeededSubscriptions } from './demo-billing.js';
+import { seedDemoCustomerNetwork } from './demo-customer-network.js';
 
 /**
  * The demo platform of the embedded default (DESIGN.md §2, issue 2 §2): a platform admin, tenant
@@ -128,6 +129,8 @@ export async function seedDemo(knex: Knex, opts: SeedOptions = {}): Promise<Seed
     await mark(trx, isp.tenant.id, 'full', now);
     // issue 8 item 4: three months of the billing cycle replace the calendar-month invoices of issue 2
     ispSummary.invoices = await seedDemoBilling(trx, isp.tenant.id, { now, userId: isp.admin.id });
+    // issue 8 item 2: PPPoE customers on the first NAS, one of them suspended and isolated
+    await seedDemoCustomerNetwork(trx, isp.tenant.id, { now, onNas: 4 });
 
     const sandbox = await createTenant(trx, {
       slug: 'demo-sandbox',
@@ -143,6 +146,7 @@ export async function seedDemo(knex: Knex, opts: SeedOptions = {}): Promise<Seed
     );
     await mark(trx, sandbox.tenant.id, 'small', now);
     await typeSeededSubscriptions(trx, sandbox.tenant.id); // issue 8 item 4: invoice types
+    await seedDemoCustomerNetwork(trx, sandbox.tenant.id, { now, onNas: 2 }); // issue 8 item 2
     log(
       `seeded demo-isp (${ispSummary.customers} customers) and demo-sandbox (${sandboxSummary.customers} customers, demo mode)`,
     );
@@ -179,6 +183,7 @@ async function seedOneTenant(
     opts.log(`seeding demo data into ${tenant.slug} (${size}) ...`);
     const summary = await seedTenantData(trx, tenant, { size, now: opts.now, technicianId: tech?.id ?? null });
     await typeSeededSubscriptions(trx, tenant.id); // issue 8 item 4: invoice types
+    await seedDemoCustomerNetwork(trx, tenant.id, { now: opts.now, onNas: size === 'full' ? 4 : 2 }); // issue 8 item 2
     await mark(trx, tenant.id, size, opts.now);
     return { seeded: true, tenants: [summary] };
   });
