@@ -34,8 +34,9 @@ import {
  *    username) always, since a newer push that waited for this one must know it; the sync status
  *    (synced and synced_at, or the failure's fixed text) only while the row still has this version.
  *    Timeouts and server errors throw a plain Error (BullMQ retries with backoff; sync_status stays
- *    pending until the last attempt, then failed); refused credentials, unknown profiles, unknown drivers, no isolation profile, a password
- *    that cannot be opened: sync_status failed and UnrecoverableError.
+ *    pending until the last attempt, then failed); refused credentials, unknown profiles, unknown
+ *    drivers, no isolation profile, a password that cannot be opened: sync_status failed and
+ *    UnrecoverableError.
  * Every step is a job.log line (bull-board). "Now" is the job clock.
  */
 

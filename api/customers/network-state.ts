@@ -46,8 +46,8 @@ export interface Actor {
 
 /**
  * Takes a new network version for customers that have something to push (a NAS, a session a NAS
- * still holds, or a push on its way whose outcome must be superseded) and enqueues one customer-
- * network job per customer with the id `customer-network-<tenant>-<customer>-v<version>`. Versions
+ * still holds, or a push on its way whose outcome must be superseded) and enqueues one
+ * customer-network job per customer with the id `customer-network-<tenant>-<customer>-v<version>`. Versions
  * come from the sequence customer_network_version_seq: never reused, so a rolled-back change's job
  * id is never handed out again, and the job skips it (its version never appears on the row). Sync
  * status becomes pending.
