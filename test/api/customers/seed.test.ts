@@ -12,7 +12,13 @@ describe('demo seed: customers on the network', function () {
     await seedDemo(env.knex, { tenant: f.tenant.slug });
     const nas = await f.scope.table('nas').orderBy('id').first('id', 'isolation_profile');
     const onNas = await f.scope.table('customers').where({ nas_id: nas.id }).orderBy('id');
-    expect(onNas.map((c) => c.status)).to.have.members(['active', 'active', 'active', 'active', 'suspended']);
+    expect(onNas.map((c: { status: string }) => c.status)).to.have.members([
+      'active',
+      'active',
+      'active',
+      'active',
+      'suspended',
+    ]);
     for (const c of onNas) {
       expect(c).to.include({ network_sync_status: 'synced', network_nas_id: nas.id, service_type: 'pppoe' });
       expect(c.pppoe_username).to.match(/^[a-z]+\.\d{6}$/);
