@@ -6,7 +6,6 @@ import type { ModuleName, Permission } from '../tenants/catalog.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { runStatement, statement } from '../../db/statement.js';
 import type { TokenRateLimiter } from './rate-limit.js';
-import { rolesAndPermissions } from '../auth/service.js';
 import type { AppContext, AuthInfo, TenantInfo } from '../context.js';
 
 /** Who may call a route (DESIGN.md §5). */
@@ -30,6 +29,17 @@ interface TokenRow {
   tenant_timezone: string | null;
 }
 
+/** A login token's row with its user, the user's role names and effective permissions (ACTIVE_LOGIN). */
+interface LoginRow extends TokenRow {
+  /** null when the token's user is gone. */
+  u_id: number | null;
+  u_tenant_id: number | null;
+  u_platform_admin: boolean | null;
+  u_active: boolean | null;
+  u_roles: string[] | null;
+  u_permissions: string[] | null;
+}
+
 /**
  * The token lookup of every authenticated request, one round trip: the token by primary key with
  * its type, revocation and expiry checked in the query, and its tenant. A fixed named statement
@@ -45,6 +55,32 @@ WHERE t.id = $1 AND t.type = $2 AND t.revoked_at IS NULL AND (t.expires_at IS NU
 );
 
 /**
+ * The lookup of a login (or platform) request, one round trip (issue 8 benchmark admin-customers:
+ * the admin list pays for every query of its authentication): ACTIVE_TOKEN's row plus the token's
+ * user and, like api/auth/service.ts rolesAndPermissions, the user's role names and permissions
+ * (every permission of the catalogue for a holder of the built-in Super Admin role). $1 token id, $2
+ * token type.
+ */
+const ACTIVE_LOGIN = statement(
+  'auth_active_login',
+  `SELECT t.id, t.type, t.tenant_id, t.user_id, t.token_hash, t.access, t.abilities,
+  t.last_used_at, t.expires_at, tn.slug AS tenant_slug, tn.name AS tenant_name, tn.demo_mode AS tenant_demo_mode,
+  tn.modules AS tenant_modules, tn.settings AS tenant_settings, tn.timezone AS tenant_timezone,
+  u.id AS u_id, u.tenant_id AS u_tenant_id, u.is_platform_admin AS u_platform_admin, u.is_active AS u_active,
+  g.roles AS u_roles,
+  CASE WHEN g.super THEN (SELECT array_agg(pa.name) FROM permissions pa) ELSE g.perms END AS u_permissions
+FROM auth_tokens t LEFT JOIN tenants tn ON tn.id = t.tenant_id
+LEFT JOIN users u ON u.id = t.user_id
+LEFT JOIN LATERAL (
+  SELECT array_agg(DISTINCT ro.name) AS roles, bool_or(ro.tenant_id IS NULL AND ro.name = 'Super Admin') AS super,
+    array_agg(DISTINCT p.name) FILTER (WHERE p.name IS NOT NULL) AS perms
+  FROM user_roles ur JOIN roles ro ON ro.id = ur.role_id
+  LEFT JOIN role_permissions rp ON rp.role_id = ro.id LEFT JOIN permissions p ON p.id = rp.permission_id
+  WHERE ur.user_id = u.id) g ON true
+WHERE t.id = $1 AND t.type = $2 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
+);
+
+/**
  * Looks a parsed token up: one query by primary key that also checks type, revocation and expiry;
  * then a constant-time hash comparison.
  * @returns the row, or null when unknown, of another type, revoked, expired or not matching
@@ -53,6 +89,17 @@ export async function findActiveToken(ctx: AppContext, raw: string, type: TokenK
   const parsed = parseToken(raw);
   if (!parsed || parsed.kind !== type) return null;
   const [row] = await runStatement<TokenRow>(ctx.deps.knex, ACTIVE_TOKEN, [parsed.id, type]);
+  if (!row || !tokenMatches(raw, row.token_hash)) return null;
+  return row;
+}
+
+/**
+ * Looks a parsed login token up with its user, roles and permissions in one query (ACTIVE_LOGIN),
+ * then compares the hash in constant time.
+ * @returns the row, or null when unknown, revoked, expired or not matching
+ */
+async function findActiveLogin(ctx: AppContext, raw: string): Promise<LoginRow | null> {
+  const [row] = await runStatement<LoginRow>(ctx.deps.knex, ACTIVE_LOGIN, [parseToken(raw)!.id, 'login']);
   if (!row || !tokenMatches(raw, row.token_hash)) return null;
   return row;
 }
@@ -110,7 +157,7 @@ export function authenticate(kind: AuthKind, rateLimit?: TokenRateLimiter) {
     const parsed = parseToken(raw);
     if (!parsed || parsed.kind !== type) throw new Unauthenticated(); // malformed: no query, no Redis call
     const rate = rateLimit?.consume(raw);
-    const row = await findActiveToken(ctx, raw, type);
+    const row = type === 'login' ? await findActiveLogin(ctx, raw) : await findActiveToken(ctx, raw, type);
     if (!row) {
       if (rate) void rate.then(() => rateLimit!.discard(raw));
       throw new Unauthenticated();
@@ -132,18 +179,14 @@ export function authenticate(kind: AuthKind, rateLimit?: TokenRateLimiter) {
       auth.tenantId = tenantFromAbilities(abilities);
       if (auth.tenantId === null || auth.tenantId !== row.tenant_id) throw new Forbidden('This token has no tenant.');
     } else {
-      const user = row.user_id
-        ? await ctx.deps
-            .knex('users')
-            .select('id', 'tenant_id', 'is_platform_admin', 'is_active')
-            .where({ id: row.user_id })
-            .first()
-        : null;
+      const user = row as LoginRow; // login tokens were read with ACTIVE_LOGIN above
       // deactivation revokes the sessions too; this also covers a login that raced with it
-      if (!user || user.is_active === false) throw new Unauthenticated();
-      auth.tenantId = user.tenant_id;
-      auth.isPlatformAdmin = user.is_platform_admin;
-      Object.assign(auth, await rolesAndPermissions(ctx.deps.knex, user.id));
+      if (!user.u_id || user.u_active === false) throw new Unauthenticated();
+      auth.tenantId = user.u_tenant_id;
+      auth.isPlatformAdmin = !!user.u_platform_admin;
+      // sorted and deduplicated as api/auth/service.ts rolesAndPermissions does
+      auth.roles = [...new Set(user.u_roles ?? [])].sort();
+      auth.permissions = [...new Set(user.u_permissions ?? [])].sort();
       if (kind === 'platform' && !auth.isPlatformAdmin) throw new Forbidden('A platform admin is required.');
     }
     if (auth.tenantId !== null) {
