@@ -1,9 +1,10 @@
 import { singleLine, type Schema } from '../http/validation.js';
 import { listEnvelope, pageQuery } from '../shared/schemas.js';
 import { credentialsBody } from '../olts/schemas.js';
+import { NETWORK_DRIVERS } from '../../jobs/adapters/network/index.js';
 
-/** NAS drivers (the network adapters of customer provisioning); `fake` for now, widened with each adapter. */
-export const NAS_DRIVERS = ['fake'] as const;
+/** NAS drivers: the network adapters of jobs/adapters/network (issue 8 item 2, job customer-network). */
+export const NAS_DRIVERS = NETWORK_DRIVERS;
 
 /** Fields of a NAS body (issue 8 item 3). */
 const fields: Record<string, Schema> = {

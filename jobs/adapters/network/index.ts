@@ -5,7 +5,7 @@ import { UnknownNetworkDriverError, type NetworkAdapter } from './types.js';
 export * from './types.js';
 export { createFakeNetworkAdapter, FAKE_FAILURE_KINDS, type FakeFailureKind } from './fake.js';
 
-/** The network drivers of this build, by nas.driver (api/nas/schemas.ts NAS_DRIVERS lists the same). */
+/** The network drivers of this build, by nas.driver (the enum of `driver` in the NAS API). */
 export const NETWORK_DRIVERS = ['fake'] as const;
 /** One of NETWORK_DRIVERS. */
 export type NetworkDriver = (typeof NETWORK_DRIVERS)[number];
