@@ -98,6 +98,25 @@ describe('route table x roles, tokens and foreign ids (issue 8)', function () {
     expect(table.some((l) => l.endsWith(': 403'))).to.equal(true);
   });
 
+  it('a user without any role is refused every route that names a permission (403 naming it), and nothing else', async () => {
+    const u = await makeUser(a.tenant.id, 'staff');
+    await env.knex('user_roles').where({ user_id: u.id }).delete();
+    let refused = 0;
+    for (const r of adminRoutes.filter((x) => x.path !== '/api/auth/logout')) {
+      const res = await app.request(r.method.toUpperCase(), concrete(r.path), {
+        token: u.token,
+        body: r.body ? {} : undefined,
+      });
+      const what = `${r.method} ${r.path}: ${res.status} ${JSON.stringify(res.body)}`;
+      if (r.permission) {
+        expect(res.status, what).to.equal(403);
+        expect(res.body.message, what).to.include(r.permission);
+        refused++;
+      } else expect(res.status, what).to.not.equal(401);
+    }
+    expect(refused).to.be.greaterThan(40);
+  });
+
   it('another tenant’s record in the path is 404 (reads and deletes) or refused, and stays unchanged', async () => {
     const withId = adminRoutes.filter((r) => /:[A-Za-z_]+/.test(r.path) && !r.path.startsWith('/api/auth/'));
     expect(withId.length).to.be.greaterThan(15);
