@@ -23,7 +23,11 @@ export type TenantTable =
   | 'ticket_check_ins'
   | 'home_bases'
   | 'nas'
-  | 'billing_runs';
+  | 'billing_runs'
+  | 'external_email_accounts'
+  | 'communication_messages'
+  | 'communication_attachments'
+  | 'email_seen_uidls';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -45,6 +49,10 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'home_bases',
   'nas',
   'billing_runs',
+  'external_email_accounts',
+  'communication_messages',
+  'communication_attachments',
+  'email_seen_uidls',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */
