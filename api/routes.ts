@@ -14,6 +14,7 @@ import { onuRoutes } from './onus/routes.js';
 import { nasRoutes } from './nas/routes.js';
 import { homeBaseRoutes } from './home-bases/routes.js';
 import { invoiceRoutes } from './invoices/routes.js';
+import { emailRoutes } from './email/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -35,4 +36,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...nasRoutes,
   ...homeBaseRoutes,
   ...invoiceRoutes,
+  ...emailRoutes,
 ];

@@ -44,4 +44,5 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
   'home-bases': 'Home bases of the technicians (customers.view / homebase.manage).',
   invoices:
     'Invoices (subscription, manual, sales), void, and billing runs of the billing cycle (invoices.view / invoices.manage).',
+  email: "The tenant's e-mail account, its sync into the inbox and the connection test (email.manage; module email).",
 };
