@@ -3,6 +3,7 @@ import type { Logger } from '../lib/logger.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import type { Queues } from './queues.js';
 import type { OltAdapter } from './adapters/olt/types.js';
+import type { Storage } from '../lib/storage/index.js';
 
 /**
  * What processors need from their process: the knex instance, the logger, the APP_KEY and the clock. BullMQ
@@ -32,6 +33,8 @@ export interface JobDeps {
   queues?: Queues;
   /** OLT drivers replacing the built-in ones by driver name (tests inject failing or counting adapters). */
   oltAdapters?: Readonly<Record<string, OltAdapter>>;
+  /** The file storage driver, for processors that store files (imap-sync: e-mail attachments). */
+  storage?: Storage;
 }
 
 let current: JobDeps | null = null;

@@ -24,6 +24,7 @@ export const QUEUE_NAMES = [
   'event-dispatch',
   'onu-poll',
   'billing-cycle',
+  'imap-sync',
 ] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];

@@ -6,6 +6,7 @@ import * as mailboxCreate from '../jobs/mailbox-create.js';
 import * as eventDispatch from '../jobs/event-dispatch.js';
 import * as onuPoll from '../jobs/onu-poll.js';
 import * as billingCycle from '../jobs/billing-cycle.js';
+import * as imapSync from '../jobs/imap-sync.js';
 
 /**
  * How the worker process runs one queue (DESIGN.md §1, §3).
@@ -33,4 +34,5 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
   'event-dispatch': { processor: eventDispatch.process, concurrency: 2, scheduler: eventDispatch.scheduler },
   'onu-poll': { processor: onuPoll.process, concurrency: 4, scheduler: onuPoll.scheduler },
   'billing-cycle': { processor: billingCycle.process, concurrency: 2, scheduler: billingCycle.scheduler },
+  'imap-sync': { processor: imapSync.process, concurrency: 4, scheduler: imapSync.scheduler },
 };

@@ -1,7 +1,9 @@
 import { webRoute, type AnyWebRoute } from '../http/web-route.js';
 import type { Input } from '../http/route.js';
 import { schemaGuard } from '../shared/schema-check.js';
-import { emailSettingsBody, emailSettingsOne } from './schemas.js';
+import { emailSettingsBody, emailSettingsOne, syncAccepted, testIncomingResult } from './schemas.js';
+import { requestSync, testIncoming } from './sync.js';
+import { QUEUE as IMAP_SYNC } from '../../jobs/imap-sync.js';
 import { getEmailSettings, saveEmailSettings, type EmailSettingsInput } from './settings.js';
 
 /** The tables of the e-mail client; without them its routes answer 503 external_email_accounts_missing. */
@@ -46,6 +48,34 @@ export const emailRoutes: AnyWebRoute[] = [
     async handler(ctx) {
       const actor = { userId: ctx.state.auth!.userId, ip: ctx.ip };
       ctx.body = { data: await saveEmailSettings(ctx.state.scope!, ctx.deps.config.appKey, actor, ctx.state.body) };
+    },
+  }),
+  webRoute({
+    ...base,
+    ...emailTablesGuard,
+    method: 'post',
+    path: '/api/auth/email-settings/test-incoming',
+    demoAction: 'email.sync',
+    summary: 'Test the incoming connection and import at most 1 e-mail (waits up to 30 s)',
+    responses: {
+      200: { description: '{ok: true, data} or {ok: false, error: {code, message}}', schema: testIncomingResult },
+      ...missing,
+    },
+    async handler(ctx) {
+      ctx.body = await testIncoming(ctx.state.scope!, ctx.deps.queues.get(IMAP_SYNC));
+    },
+  }),
+  webRoute({
+    ...base,
+    ...emailTablesGuard,
+    method: 'post',
+    path: '/api/auth/email-settings/sync',
+    demoAction: 'email.sync',
+    summary: 'Pull new mail into the inbox (202; one waiting or running sync is reused); outcome in GET sync',
+    responses: { 202: { description: 'The sync job', schema: syncAccepted }, ...missing },
+    async handler(ctx) {
+      ctx.status = 202;
+      ctx.body = { data: await requestSync(ctx.state.scope!, ctx.deps.queues.get(IMAP_SYNC)) };
     },
   }),
 ];
