@@ -5,6 +5,9 @@ import { env } from '../helpers/env.js';
 import { getMailStack, type MailStack } from '../helpers/mail.js';
 import { TEST_WEB_APP_KEY } from '../helpers/http.js';
 import { fakeJob } from './fake-job.js';
+import { makeTenant } from '../helpers/fixtures.js';
+import { createQueues } from '../../jobs/queues.js';
+import { MODULES } from '../../api/tenants/catalog.js';
 import { accountFixture } from '../helpers/email.js';
 import { configureJobDeps } from '../../jobs/deps.js';
 import * as imapSync from '../../jobs/imap-sync.js';
@@ -243,6 +246,38 @@ describe('imap-sync job (real Dovecot)', function () {
     }
     const ok = await runSync(account);
     expect(ok.result).to.include({ imported: 1 });
+  });
+  it('the sweep enqueues a sync per eligible account: not demo, module on, not auth_failed', async () => {
+    const queues = createQueues(env.redisUrl, { prefix: `{sweep-${process.pid}}` });
+    configureJobDeps({ knex: env.knex, appKey: TEST_WEB_APP_KEY, clock: new ManualClock(), storage, queues });
+    try {
+      const ok = await accountFixture(stack);
+      const failed = await accountFixture(stack);
+      await env.knex('external_email_accounts').where({ id: failed.account.id }).update({ sync_status: 'auth_failed' });
+      const off = await accountFixture(stack);
+      await env
+        .knex('tenants')
+        .where({ id: off.t.tenant.id })
+        .update({ modules: JSON.stringify(MODULES.filter((m) => m !== 'email')) });
+      const demo = await accountFixture(stack, await makeTenant({ demo: true }));
+      const fj = fakeJob({});
+      fj.job.name = imapSync.SWEEP_JOB;
+      const res = (await imapSync.process(fj.job)) as imapSync.ImapSweepResult;
+      expect(res.kind).to.equal('sweep');
+      const jobs = await queues.get(imapSync.QUEUE).getJobs(['waiting']);
+      const accounts = jobs.map((j) => j.data.account_id);
+      expect(accounts).to.include(ok.account.id);
+      for (const a of [failed, off, demo]) expect(accounts).not.to.include(a.account.id);
+      expect(jobs.find((j) => j.data.account_id === ok.account.id)!.data).to.deep.equal({
+        tenant_id: ok.t.tenant.id,
+        account_id: ok.account.id,
+        mode: 'sync',
+      });
+    } finally {
+      await queues.get(imapSync.QUEUE).obliterate({ force: true });
+      await queues.close();
+      configureJobDeps({ knex: env.knex, appKey: TEST_WEB_APP_KEY, clock: new ManualClock(), storage });
+    }
   });
 });
 
