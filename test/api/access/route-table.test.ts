@@ -57,14 +57,12 @@ describe('route table x roles, tokens and foreign ids (issue 8)', function () {
     await seedDemo(env.knex, { tenant: b.tenant.slug });
     // records the seed of a non-demo tenant has none of
     await env.knex('roles').insert({ tenant_id: b.tenant.id, name: 'Other tenant role' });
-    await env
-      .knex('billing_runs')
-      .insert({
-        tenant_id: b.tenant.id,
-        as_of: new Date().toISOString().slice(0, 10),
-        trigger: 'manual',
-        status: 'completed',
-      });
+    await env.knex('billing_runs').insert({
+      tenant_id: b.tenant.id,
+      as_of: new Date().toISOString().slice(0, 10),
+      trigger: 'manual',
+      status: 'completed',
+    });
     for (const role of ROLES) tokens[role] = (await makeUser(a.tenant.id, role)).token;
   });
 
