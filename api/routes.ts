@@ -14,7 +14,9 @@ import { onuRoutes } from './onus/routes.js';
 import { nasRoutes } from './nas/routes.js';
 import { homeBaseRoutes } from './home-bases/routes.js';
 import { invoiceRoutes } from './invoices/routes.js';
-import { customerRoutes } from './customers/routes.js';
+import { customerRoutes } from './customers/routes.js'
+import { emailRoutes } from './email/routes.js';
+import { communicationRoutes } from './communications/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -37,4 +39,6 @@ export const webRoutes: AnyWebRoute[] = [
   ...homeBaseRoutes,
   ...invoiceRoutes,
   ...customerRoutes,
+  ...emailRoutes,
+  ...communicationRoutes,
 ];

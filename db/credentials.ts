@@ -48,3 +48,26 @@ export function openCredentials(
 ): DeviceCredentials {
   return JSON.parse(open(appKey, sealed, aad(table, tenantId))) as DeviceCredentials;
 }
+
+/** Which password of an e-mail account (issue 9 item 1). */
+export type EmailPasswordKind = 'incoming' | 'outgoing';
+
+const emailAad = (kind: EmailPasswordKind, tenantId: number) => `external_email_accounts.${kind}_password:${tenantId}`;
+
+/**
+ * Seals a password of the tenant's e-mail account for `external_email_accounts.<kind>_password_enc`
+ * (AES-256-GCM under APP_KEY; bound to the tenant and the column, so a value copied elsewhere does not open).
+ * @param appKey the 32-byte APP_KEY
+ * @returns the sealed text
+ */
+export function sealEmailPassword(appKey: Buffer, kind: EmailPasswordKind, tenantId: number, password: string): string {
+  return seal(appKey, password, emailAad(kind, tenantId));
+}
+
+/**
+ * Opens what sealEmailPassword produced.
+ * @throws Error when the key, column or tenant differ or the value was tampered with
+ */
+export function openEmailPassword(appKey: Buffer, kind: EmailPasswordKind, tenantId: number, sealed: string): string {
+  return open(appKey, sealed, emailAad(kind, tenantId));
+}

@@ -25,7 +25,11 @@ export type TenantTable =
   | 'nas'
   | 'billing_runs'
   | 'network_fake_sessions'
-  | 'network_fake_failures';
+  | 'network_fake_failures'
+  | 'external_email_accounts'
+  | 'communication_messages'
+  | 'communication_attachments'
+  | 'email_seen_uidls';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -49,6 +53,10 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'billing_runs',
   'network_fake_sessions',
   'network_fake_failures',
+  'external_email_accounts',
+  'communication_messages',
+  'communication_attachments',
+  'email_seen_uidls',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

@@ -3,7 +3,8 @@ import type { Logger } from '../lib/logger.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import type { Queues } from './queues.js';
 import type { OltAdapter } from './adapters/olt/types.js';
-import type { NetworkAdapter } from './adapters/network/types.js';
+import type { NetworkAdapter } from './adapters/network/types.js'
+import type { Storage } from '../lib/storage/index.js';
 
 /**
  * What processors need from their process: the knex instance, the logger, the APP_KEY and the clock. BullMQ
@@ -35,6 +36,8 @@ export interface JobDeps {
   oltAdapters?: Readonly<Record<string, OltAdapter>>;
   /** NAS drivers replacing the built-in ones by driver name (customer-network; tests inject failing adapters). */
   networkAdapters?: Readonly<Record<string, NetworkAdapter>>;
+  /** The file storage driver, for processors that store files (imap-sync: e-mail attachments). */
+  storage?: Storage;
 }
 
 let current: JobDeps | null = null;

@@ -25,6 +25,7 @@ export const QUEUE_NAMES = [
   'onu-poll',
   'billing-cycle',
   'customer-network',
+  'imap-sync',
 ] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];

@@ -17,6 +17,7 @@ import {
 } from '../jobs/queues.js';
 import { configureJobDeps } from '../jobs/deps.js';
 import type { Clock } from '../lib/clock.js';
+import { createStorage, type Storage } from '../lib/storage/index.js';
 import { registry as defaultRegistry, type QueueRegistration } from './registry.js';
 
 /**
@@ -40,6 +41,8 @@ export interface StartWorkersOptions {
   appKey?: Buffer;
   /** The clock processors read "now" and "today" from (default systemClock; tests pass a ManualClock). */
   clock?: Clock;
+  /** The file storage driver for processors that store files (imap-sync attachments). */
+  storage?: Storage;
   /** Queue names to run; undefined or empty = every queue of QUEUE_NAMES. */
   queues?: string[];
   /** Queue key prefix (default QUEUE_PREFIX; tests pass a unique one). */
@@ -131,7 +134,14 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
   const logger = opts.logger;
   const logError = throttledLogger(logger);
   const producers = createQueues(opts.redisUrl, { prefix }); // processors that enqueue (onu-poll sweep)
-  configureJobDeps({ knex: opts.knex, logger, appKey: opts.appKey, clock: opts.clock, queues: producers });
+  configureJobDeps({
+    knex: opts.knex,
+    logger,
+    appKey: opts.appKey,
+    clock: opts.clock,
+    queues: producers,
+    storage: opts.storage,
+  });
 
   const runnable = names.filter((n) => registry[n]);
   const skipped = names.filter((n) => !registry[n]);
@@ -341,6 +351,7 @@ export async function startWorkerProcess(env?: NodeJS.ProcessEnv): Promise<Runni
     redisUrl: config.redisUrl,
     knex,
     appKey: config.appKey,
+    storage: createStorage(config.storage),
     queues: config.workerQueues,
     logger,
     shutdownGraceMs: config.shutdownGraceMs,

@@ -6,7 +6,8 @@ import * as mailboxCreate from '../jobs/mailbox-create.js';
 import * as eventDispatch from '../jobs/event-dispatch.js';
 import * as onuPoll from '../jobs/onu-poll.js';
 import * as billingCycle from '../jobs/billing-cycle.js';
-import * as customerNetwork from '../jobs/customer-network.js';
+import * as customerNetwork from '../jobs/customer-network.js'
+import * as imapSync from '../jobs/imap-sync.js';
 
 /**
  * How the worker process runs one queue (DESIGN.md §1, §3).
@@ -35,4 +36,5 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
   'onu-poll': { processor: onuPoll.process, concurrency: 4, scheduler: onuPoll.scheduler },
   'billing-cycle': { processor: billingCycle.process, concurrency: 2, scheduler: billingCycle.scheduler },
   'customer-network': { processor: customerNetwork.process, concurrency: 4, scheduler: customerNetwork.scheduler },
+  'imap-sync': { processor: imapSync.process, concurrency: 4, scheduler: imapSync.scheduler },
 };

@@ -46,4 +46,7 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
     'Invoices (subscription, manual, sales), void, and billing runs of the billing cycle (invoices.view / invoices.manage).',
   customers:
     'Customers, their status and their network state on the NAS (customer-network job) (customers.view / customers.manage).',
+  email: "The tenant's e-mail account, its sync into the inbox and the connection test (email.manage; module email).",
+  communications:
+    'The inbox and outbox of every channel: e-mail (email.manage, module email), WhatsApp and Messenger (wabot.manage, module wabot).',
 };

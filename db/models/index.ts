@@ -18,3 +18,6 @@ export { TicketCheckIn } from './ticket-check-in.js';
 export { HomeBase } from './home-base.js';
 export { Nas } from './nas.js';
 export { BillingRun, type BillingRunStatus } from './billing-run.js';
+export { ExternalEmailAccount, type EmailSyncStatus } from './external-email-account.js';
+export { CommunicationMessage, type CommunicationChannel, type CommunicationStatus } from './communication-message.js';
+export { CommunicationAttachment } from './communication-attachment.js';

@@ -3,6 +3,7 @@ import { TenantScope } from '../tenant-scope.js';
 import { seedSchedules } from './demo-schedules.js';
 import { seedTicketWork } from './demo-ticket-work.js';
 import { demoReading, seedHomeBasesAndNas } from './demo-network.js';
+import { seedDemoCommunications } from './demo-communications.js';
 import { dueDates, type Priority } from '../../api/tickets/sla.js';
 import {
   DAY,
@@ -223,6 +224,7 @@ export async function seedTenantData(
   await seedTickets(scope, rng, customers, { ...opts, settings: tenant.settings ?? {}, size });
   await seedSchedules(scope, rng, { now, count: size.schedules, technicianId: opts.technicianId, createdBy: null });
   await seedTicketWork(scope, rng, { now, technicianId: opts.technicianId });
+  await seedDemoCommunications(scope, { now });
   return summarize(knex, tenant);
 }
 

@@ -3,6 +3,7 @@
  * node_modules/mailparser/lib/simple-parser.js and mail-parser.js).
  */
 declare module 'mailparser' {
+  import type { Transform } from 'node:stream';
   export interface EmailAddress {
     address?: string;
     name: string;
@@ -53,4 +54,42 @@ declare module 'mailparser' {
     input: Buffer | string | NodeJS.ReadableStream,
     options?: SimpleParserOptions,
   ): Promise<ParsedMail>;
+  /** One attachment of the streaming parser: read `content` to the end, then call `release()`. */
+  export interface StreamAttachment {
+    type: 'attachment';
+    content: NodeJS.ReadableStream & AsyncIterable<Buffer>;
+    contentType: string;
+    contentDisposition?: string;
+    filename?: string;
+    contentId?: string;
+    cid?: string;
+    related?: boolean;
+    size?: number;
+    release(): void;
+  }
+  /** The text parts, emitted once at the end. */
+  export interface StreamText {
+    type: 'text';
+    text?: string;
+    html?: string;
+    textAsHtml?: string;
+  }
+  /** mailparser's streaming parser (issue 9 sync): a Transform whose readable side is objectMode. */
+  export class MailParser extends Transform {
+    constructor(options?: SimpleParserOptions & { maxHtmlLengthToParse?: number });
+    subject?: string;
+    from?: AddressObject;
+    to?: AddressObject | AddressObject[];
+    cc?: AddressObject | AddressObject[];
+    replyTo?: AddressObject;
+    date?: Date;
+    messageId?: string;
+    inReplyTo?: string;
+    references?: string | string[];
+    headers: Map<string, unknown>;
+    on(event: 'headers', listener: (headers: Map<string, unknown>) => void): this;
+    on(event: 'data', listener: (data: StreamAttachment | StreamText) => void): this;
+    on(event: 'end' | 'close', listener: () => void): this;
+    on(event: 'error', listener: (err: Error) => void): this;
+  }
 }
