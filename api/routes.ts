@@ -14,7 +14,7 @@ import { onuRoutes } from './onus/routes.js';
 import { nasRoutes } from './nas/routes.js';
 import { homeBaseRoutes } from './home-bases/routes.js';
 import { invoiceRoutes } from './invoices/routes.js';
-import { customerRoutes } from './customers/routes.js'
+import { customerRoutes } from './customers/routes.js';
 import { emailRoutes } from './email/routes.js';
 import { communicationRoutes } from './communications/routes.js';
 

@@ -3,7 +3,7 @@ import type { Logger } from '../lib/logger.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import type { Queues } from './queues.js';
 import type { OltAdapter } from './adapters/olt/types.js';
-import type { NetworkAdapter } from './adapters/network/types.js'
+import type { NetworkAdapter } from './adapters/network/types.js';
 import type { Storage } from '../lib/storage/index.js';
 
 /**

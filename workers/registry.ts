@@ -6,7 +6,7 @@ import * as mailboxCreate from '../jobs/mailbox-create.js';
 import * as eventDispatch from '../jobs/event-dispatch.js';
 import * as onuPoll from '../jobs/onu-poll.js';
 import * as billingCycle from '../jobs/billing-cycle.js';
-import * as customerNetwork from '../jobs/customer-network.js'
+import * as customerNetwork from '../jobs/customer-network.js';
 import * as imapSync from '../jobs/imap-sync.js';
 
 /**
