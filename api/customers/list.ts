@@ -36,8 +36,9 @@ export const CUSTOMER_ADMIN_COLUMNS: readonly string[] = [
 
 /** Admin read shape (api/customers/schemas.ts customerAdminRead) of a row selected with CUSTOMER_ADMIN_COLUMNS. */
 export function customerAdminShape(r: Record<string, any>) {
-  return {
-    ...customerShape(r),
+  // Object.assign onto the external shape, not `{...shape, ...}`: V8 builds that spread of ~30 keys
+  // some 10x slower per row, which showed as a quarter of the admin list's CPU (benchmark admin-customers)
+  return Object.assign(customerShape(r), {
     nas_id: r.nas_id,
     nas: r.nas_id && r.n_name != null ? { id: r.nas_id, name: r.n_name, nas_key: r.n_key } : null,
     pppoe_username: r.pppoe_username,
@@ -54,7 +55,7 @@ export function customerAdminShape(r: Record<string, any>) {
       requested_at: iso(r.network_requested_at),
       synced_at: iso(r.network_synced_at),
     },
-  };
+  });
 }
 
 /**
