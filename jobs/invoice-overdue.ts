@@ -161,10 +161,11 @@ async function markOverdue(
   for (;;) {
     throwIfAborted(signal, changed);
     const { rows } = await knex.raw(
-      `UPDATE invoices AS u SET status = 'overdue', updated_at = now()
-       WHERE u.status = 'unpaid' AND u.id IN (
-         SELECT i.id ${pastDue}
-         ORDER BY i.id LIMIT ? FOR UPDATE OF i SKIP LOCKED)
+      // The batch is picked once in a CTE (a data-locking CTE is evaluated exactly once): as an
+      // `IN (SELECT ... LIMIT)` the planner may rescan the subquery and update more than a batch.
+      `WITH picked AS (SELECT i.id ${pastDue} ORDER BY i.id LIMIT ? FOR UPDATE OF i SKIP LOCKED)
+       UPDATE invoices AS u SET status = 'overdue', updated_at = now()
+       FROM picked WHERE u.id = picked.id AND u.status = 'unpaid'
        RETURNING u.id, u.tenant_id`,
       [...pastDueBindings, SCAN_BATCH_SIZE],
     );
