@@ -5,9 +5,7 @@ import { sealCredentials } from '../../db/credentials.js';
 import type { Queues } from '../../jobs/queues.js';
 import { recordAudit } from '../audit-logs/service.js';
 import { Conflict, NotFound, ValidationFailed, type FieldErrors } from '../errors.js';
-import { CUSTOMER_DEFAULTS, customerCode } from '../external/customers.js';
-import { INVOICE_COLUMNS, invoiceFrom, invoiceShape } from '../external/shapes.js';
-import { ticketQuery, ticketShape } from '../tickets/service.js';
+import { CUSTOMER_DEFAULTS, customerCode, customerDetail } from '../external/customers.js';
 import { MAC_REQUIRED_SERVICE_TYPES, normaliseMac } from './mac.js';
 import { customerAdminSelect, customerAdminShape } from './list.js';
 import { applyStatus, requestNetworkPush, type Actor, type CustomerStatus } from './network-state.js';
@@ -52,37 +50,12 @@ const NETWORK_COLUMNS = [
 ] as const;
 
 /** Latest invoices and tickets shown on the detail (as document 1's detail). */
-const LATEST = 5;
-
 /**
  * GET /api/customers/{id}: the admin read shape + latest_invoices and latest_tickets (5 each).
  * @throws NotFound when the id is not a customer of the scope's tenant
  */
 export async function customerAdminById(scope: TenantScope, id: number) {
-  const [rows, invoices, tickets] = await Promise.all([
-    customerAdminSelect(scope).where('c.id', id),
-    invoiceFrom(scope)
-      .select(INVOICE_COLUMNS)
-      .where('i.customer_id', id)
-      .orderBy([
-        { column: 'i.created_at', order: 'desc' },
-        { column: 'i.id', order: 'desc' },
-      ])
-      .limit(LATEST),
-    ticketQuery(scope)
-      .where('t.customer_id', id)
-      .orderBy([
-        { column: 't.created_at', order: 'desc' },
-        { column: 't.id', order: 'desc' },
-      ])
-      .limit(LATEST),
-  ]);
-  if (!rows.length) throw new NotFound('Customer');
-  return {
-    ...customerAdminShape(rows[0]),
-    latest_invoices: invoices.map(invoiceShape),
-    latest_tickets: tickets.map(ticketShape),
-  };
+  return customerDetail(scope, id, customerAdminSelect(scope), customerAdminShape);
 }
 
 /**

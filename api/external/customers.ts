@@ -15,12 +15,29 @@ export const CUSTOMER_DETAIL_LATEST = 5;
 
 /**
  * GET /api/external/v1/customers/{id}: the read shape plus latest_invoices and latest_tickets
- * (5 each, newest first; DESIGN.md §6). Three queries in parallel, all tenant-scoped.
+ * (5 each, newest first; DESIGN.md §6).
  * @throws NotFound when the id is not a customer of the scope's tenant
  */
 export async function customerById(scope: TenantScope, id: number) {
+  return customerDetail(scope, id, customerSelect(scope), customerShape);
+}
+
+/**
+ * A customer's detail: `shape` of its row plus latest_invoices and latest_tickets (5 each, newest
+ * first). Three queries in parallel, all tenant-scoped. Shared by the external and the admin API
+ * (api/customers), which differ in the select list and the read shape.
+ * @param select the customers query aliased `c` (its select list and joins)
+ * @param shape the read shape of one row
+ * @throws NotFound when the id is not a customer of the scope's tenant
+ */
+export async function customerDetail<S extends object>(
+  scope: TenantScope,
+  id: number,
+  select: ReturnType<typeof customerSelect>,
+  shape: (row: Record<string, any>) => S,
+) {
   const [rows, invoices, tickets] = await Promise.all([
-    customerSelect(scope).where('c.id', id),
+    select.where('c.id', id),
     invoiceFrom(scope)
       .select(INVOICE_COLUMNS)
       .where('i.customer_id', id)
@@ -39,7 +56,7 @@ export async function customerById(scope: TenantScope, id: number) {
   ]);
   if (!rows.length) throw new NotFound('Customer');
   return {
-    ...customerShape(rows[0]),
+    ...shape(rows[0]),
     latest_invoices: invoices.map(invoiceShape),
     latest_tickets: tickets.map(ticketShape),
   };
