@@ -58,19 +58,8 @@ function syncShape(a: Pick<ExternalEmailAccount, 'sync_status' | 'last_synced_at
 /** Read shape of a saved account: never a password. */
 export function savedShape(a: ExternalEmailAccount) {
   return {
-    email: a.email,
-    incoming_protocol: a.incoming_protocol,
-    incoming_host: a.incoming_host,
-    incoming_port: a.incoming_port,
-    incoming_encryption: a.incoming_encryption,
-    incoming_username: a.incoming_username,
-    outgoing_host: a.outgoing_host,
-    outgoing_port: a.outgoing_port,
-    outgoing_encryption: a.outgoing_encryption,
-    outgoing_username: a.outgoing_username,
+    ...summary(a)!,
     leave_on_server: true as const,
-    incoming_password_set: a.incoming_password_enc != null,
-    outgoing_password_set: a.outgoing_password_enc != null,
     source: 'saved' as const,
     sync: syncShape(a),
   };
@@ -142,7 +131,7 @@ export async function getEmailSettings(scope: TenantScope) {
   return (await mailPanelDefaults(scope)) ?? noneShape();
 }
 
-/** The audit summary: the settings without passwords, only whether they are set. */
+/** The settings without passwords, only whether they are set: the audit summary and the core of the read shape. */
 function summary(a: Partial<ExternalEmailAccount> | undefined) {
   if (!a) return null;
   return {
