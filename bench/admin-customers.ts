@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- admin-customers [--duration 8] [--keep]` (issue 8, "Benchmark" 2): external-list's
+ * `npm run bench -- admin-customers [--duration 8] [--rounds 1] [--keep]` (issue 8, "Benchmark" 2): external-list's
  * lines and targets (bench/list-bench.ts) on the admin list `GET /api/customers?per_page=100` with a
  * login token. Two tenants with 100,000 customers each, with the admin fields filled in (a NAS for
  * 2 in 3, a PPPoE username each, a synced network state), against the real web process (login
@@ -8,11 +8,13 @@
  * (a) the page by an index scan, no count; (b) the same plus count(*).
  */
 import { login } from '../api/auth/service.js';
-import { arg, checkTotals, measureLines, startApp, startBaselines, startWorld, targetLines } from './list-bench.js';
+import { checkTotals, startApp, startBaselines, startWorld } from './list-bench.js';
+import { arg, measureLines, targetLines } from './list-lines.js';
 
 /** Runs the benchmark. */
 export async function run(args: string[]): Promise<void> {
   const duration = Number(arg(args, 'duration', '8'));
+  const rounds = Number(arg(args, 'rounds', '1'));
   const world = await startWorld(true);
   try {
     const { token } = await login(world.knex, { email: world.a.admin.email, password: 'bench-password' });
@@ -30,7 +32,7 @@ export async function run(args: string[]): Promise<void> {
     if (!sample.data[0]?.network || typeof sample.data[0].pppoe_password_set !== 'boolean')
       throw new Error('the app did not answer the admin read shape');
 
-    const R = await measureLines(appUrl, baseUrl, auth, duration);
+    const R = await measureLines(appUrl, baseUrl, auth, duration, rounds);
     console.log(targetLines(R).join('\n'));
   } finally {
     await world.stop(args.includes('--keep'));

@@ -13,17 +13,8 @@ import { execa, type ResultPromise } from 'execa';
 import { freePort } from '../lib/infra/free-port.js';
 import { createToken } from '../api/tokens/service.js';
 import { TenantScope } from '../db/tenant-scope.js';
-import {
-  arg,
-  cannon,
-  checkTotals,
-  measureLines,
-  startApp,
-  startBaselines,
-  startWorld,
-  targetLines,
-  waitPort,
-} from './list-bench.js';
+import { checkTotals, startApp, startBaselines, startWorld, waitPort } from './list-bench.js';
+import { arg, cannon, measureLines, targetLines } from './list-lines.js';
 
 /**
  * With `--cpu-prof <dir>`, the node flags that write a V8 CPU profile of a web process into

@@ -2,17 +2,15 @@
  * What the customer-list benchmarks share (bench/external-list.ts, issue 2; bench/admin-customers.ts,
  * issue 8): the world (embedded PostgreSQL and Redis, two tenants of 100,000 customers each,
  * VACUUM ANALYZEd until the visibility map covers the table), the web process and the two bare
- * node:http + pg baselines over the same table, autocannon over loopback (10 connections, a 2 s
- * warm-up), the measured lines and the issue 2 targets. Each benchmark only chooses the URL and the
- * token its app is called with.
+ * node:http + pg baselines over the same table, and the totals check. The measured lines and the
+ * issue 2 targets: bench/list-lines.ts. Each benchmark only chooses the URL and the token its app is
+ * called with.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { execa, type ResultPromise } from 'execa';
-// @ts-expect-error autocannon ships no types
-import autocannon from 'autocannon';
 import type { Knex } from 'knex';
 import { startEmbeddedPostgres } from '../lib/infra/postgres.js';
 import { startRedis } from '../lib/infra/redis.js';
@@ -68,23 +66,6 @@ const LAST = [
   'Sihombing',
 ];
 
-/** One measured line: autocannon's throughput (req/s) and latency (ms; p50 and p99 whole ms). */
-export interface Result {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  mean: number;
-  errors: number;
-  non2xx: number;
-}
-
-/** The value after `--name` on the command line, else `def`. */
-export function arg(args: string[], name: string, def: string): string {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1] : def;
-}
-
 /** Waits until something listens on the loopback port (at most `ms`). */
 export async function waitPort(port: number, ms = 120000): Promise<void> {
   const end = Date.now() + ms;
@@ -93,39 +74,6 @@ export async function waitPort(port: number, ms = 120000): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`nothing listens on ${port}`);
-}
-
-/** autocannon: 10 connections for `duration` seconds. */
-export function cannon(url: string, headers: Record<string, string>, duration: number): Promise<any> {
-  return new Promise((resolve, reject) => {
-    autocannon({ url, connections: 10, duration, headers }, (err: unknown, res: unknown) =>
-      err ? reject(err) : resolve(res),
-    );
-  });
-}
-
-/** A 2 s warm-up, then one measured line (printed). */
-export async function measure(
-  name: string,
-  url: string,
-  headers: Record<string, string>,
-  duration: number,
-): Promise<Result> {
-  await cannon(url, headers, 2); // warm-up
-  const r = await cannon(url, headers, duration);
-  const res = {
-    name,
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    mean: r.latency.mean,
-    errors: r.errors,
-    non2xx: r.non2xx,
-  };
-  console.log(
-    `${name.padEnd(34)} ${res.rps.toFixed(0).padStart(6)} req/s  p50 ${String(res.p50).padStart(4)} ms  p99 ${String(res.p99).padStart(4)} ms  mean ${res.mean.toFixed(1).padStart(6)} ms${res.non2xx || res.errors ? `  (non2xx ${res.non2xx}, errors ${res.errors})` : ''}`,
-  );
-  return res;
 }
 
 /**
@@ -250,6 +198,8 @@ export async function startWorld(network = false): Promise<ListWorld> {
       if (v.relallvisible >= v.relpages) break;
       await knex.raw('VACUUM customers');
     }
+    // the bulk load's dirty pages written now, not by a checkpoint in the middle of a measured line
+    await knex.raw('CHECKPOINT');
     const vm = (await knex.raw(`SELECT relpages, relallvisible FROM pg_class WHERE relname = 'customers'`)).rows[0];
     console.log(`customers: ${vm.relpages} heap pages, ${vm.relallvisible} all-visible`);
     const count = async (where: Record<string, unknown>) =>
@@ -345,58 +295,4 @@ export async function checkTotals(world: ListWorld, appUrl: (q: string) => strin
   await check('&page=900', world.exact);
   await check('&status=suspended&page=1', world.exactSuspended);
   console.log(`totals exact: ${world.exact} customers, ${world.exactSuspended} suspended\n`);
-}
-
-/**
- * Measures the lines of issue 2: pages 1 and 900 plain, pages 1 and 90 with status=suspended (app,
- * bare (a), naive (b) each), and two searches on the app.
- * @returns line key -> result (`app.p1`, `a.p1`, `b.p1`, ..., `app.search`, `app.search1`)
- */
-export async function measureLines(
-  appUrl: (q: string) => string,
-  baseUrl: (m: 'a' | 'b', q: string) => string,
-  auth: Record<string, string>,
-  duration: number,
-): Promise<Record<string, Result>> {
-  const R: Record<string, Result> = {};
-  const lines = [
-    ['p1', '&page=1'],
-    ['p900', '&page=900'],
-    ['s1', '&status=suspended&page=1'],
-    ['s900', '&status=suspended&page=90'],
-  ] as const;
-  // a fresh process's JIT and first statement preparations: every app line once before any is
-  // measured, so the first line measured does not pay for them alone (bench/README.md, issue 8)
-  const searches = ['&search=budi%20santoso&page=1', '&search=siti&page=1'];
-  for (const q of [...lines.map(([, q]) => q), ...searches]) await cannon(appUrl(q), auth, 3);
-  for (const [k, q] of lines) {
-    R[`app.${k}`] = await measure(`app      ${k}`, appUrl(q), auth, duration);
-    R[`a.${k}`] = await measure(`bare(a)  ${k}`, baseUrl('a', q), {}, duration);
-    R[`b.${k}`] = await measure(`naive(b) ${k}`, baseUrl('b', q), {}, duration);
-  }
-  R['app.search'] = await measure('app      search "budi santoso"', appUrl(searches[0]), auth, duration);
-  R['app.search1'] = await measure('app      search "siti"', appUrl(searches[1]), auth, duration);
-  return R;
-}
-
-/** The table of issue 2's targets (and the informational ratios) from measureLines' results. */
-export function targetLines(R: Record<string, Result>): string[] {
-  const ratio = (x: number, y: number) => (x / y).toFixed(2);
-  return [
-    '',
-    'target                                         figure   ok',
-    `plain list throughput vs (a), >= 0.70         ${ratio(R['app.p1'].rps, R['a.p1'].rps).padStart(6)}   ${R['app.p1'].rps / R['a.p1'].rps >= 0.7 ? 'yes' : 'NO'}`,
-    `status list throughput vs (a), >= 0.70        ${ratio(R['app.s1'].rps, R['a.s1'].rps).padStart(6)}   ${R['app.s1'].rps / R['a.s1'].rps >= 0.7 ? 'yes' : 'NO'}`,
-    `plain list p99 <= 50 ms                       ${String(R['app.p1'].p99).padStart(6)}   ${R['app.p1'].p99 <= 50 ? 'yes' : 'NO'}`,
-    `status list p99 <= 50 ms                      ${String(R['app.s1'].p99).padStart(6)}   ${R['app.s1'].p99 <= 50 ? 'yes' : 'NO'}`,
-    `plain page 900 p50 / page 1 p50, <= 2         ${ratio(R['app.p900'].p50, R['app.p1'].p50).padStart(6)}   ${R['app.p900'].p50 / R['app.p1'].p50 <= 2 ? 'yes' : 'NO'}`,
-    `status page 90 p50 / page 1 p50, <= 2         ${ratio(R['app.s900'].p50, R['app.s1'].p50).padStart(6)}   ${R['app.s900'].p50 / R['app.s1'].p50 <= 2 ? 'yes' : 'NO'}`,
-    `search p50 / plain p50, <= 2                  ${ratio(R['app.search'].p50, R['app.p1'].p50).padStart(6)}   ${R['app.search'].p50 / R['app.p1'].p50 <= 2 ? 'yes' : 'NO'}`,
-    `broad search p50 / plain p50 (info)           ${ratio(R['app.search1'].p50, R['app.p1'].p50).padStart(6)}`,
-    `page 900 / page 1, mean latency (info)        ${ratio(R['app.p900'].mean, R['app.p1'].mean).padStart(6)}`,
-    `status page 90 / page 1, mean latency (info)  ${ratio(R['app.s900'].mean, R['app.s1'].mean).padStart(6)}`,
-    `search / plain, mean latency (info)           ${ratio(R['app.search'].mean, R['app.p1'].mean).padStart(6)}`,
-    `app vs naive (b) throughput, page 1 (info)    ${ratio(R['app.p1'].rps, R['b.p1'].rps).padStart(6)}`,
-    `app vs naive (b) throughput, page 900 (info)  ${ratio(R['app.p900'].rps, R['b.p900'].rps).padStart(6)}`,
-  ];
 }
