@@ -9,7 +9,7 @@ import {
   type Queues,
 } from './queues.js';
 import { jobDeps } from './deps.js';
-import { reportProgress, throwIfAborted } from './platform-scan.js';
+import { enqueueScanRun, reportProgress, scanRunId, scanScheduler, throwIfAborted } from './platform-scan.js';
 import {
   DEFAULT_SUBSCRIBER_TIMEOUT_MS,
   MAX_SUBSCRIBER_TIMEOUT_MS,
@@ -91,15 +91,12 @@ export const IDLE_TX_TIMEOUT_MS = MAX_SUBSCRIBER_TIMEOUT_MS + 30_000;
 export const defaultOptions: JobsOptions = { ...DEFAULT_JOB_OPTIONS, attempts: 1 };
 
 /** Every 5 s, registered by the worker with upsertJobScheduler (idempotent). */
-export const scheduler: JobSchedulerDef = {
-  id: 'event-dispatch-every-5s',
-  repeat: { every: 5_000 },
-  template: {
-    name: QUEUE,
-    data: {},
-    opts: { attempts: 1, removeOnComplete: defaultOptions.removeOnComplete, removeOnFail: defaultOptions.removeOnFail },
-  },
-};
+export const scheduler: JobSchedulerDef = scanScheduler(
+  QUEUE,
+  'event-dispatch-every-5s',
+  { every: 5_000 },
+  defaultOptions,
+);
 
 /**
  * Fixed job id: `event-dispatch-e<event id>` for one event (one nudge per event), otherwise one
@@ -108,8 +105,7 @@ export const scheduler: JobSchedulerDef = {
  */
 export function jobId(data: EventDispatchData = {}, at: Date = new Date()): string {
   if (data.event_id) return safeJobId(QUEUE, `e${data.event_id}`);
-  const minute = at.toISOString().slice(0, 16).replace(/[-T:]/g, '');
-  return safeJobId(QUEUE, data.tenant_id ? `t${data.tenant_id}` : 'all', minute);
+  return scanRunId(QUEUE, data, at);
 }
 
 /**
@@ -117,10 +113,8 @@ export function jobId(data: EventDispatchData = {}, at: Date = new Date()): stri
  * @returns the job id (an existing job's id when deduplicated)
  * @throws the queue's error when Redis is unavailable
  */
-export async function enqueue(queues: Queues, data: EventDispatchData = {}, opts: JobsOptions = {}): Promise<string> {
-  const options = { ...defaultOptions, ...opts, jobId: opts.jobId ?? jobId(data) };
-  const job = await queues.get(QUEUE).add(QUEUE, data, options);
-  return job.id!;
+export function enqueue(queues: Queues, data: EventDispatchData = {}, opts: JobsOptions = {}): Promise<string> {
+  return enqueueScanRun(queues, QUEUE, data, defaultOptions, jobId(data), opts);
 }
 
 /**

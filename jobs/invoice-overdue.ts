@@ -1,9 +1,18 @@
 import type { JobsOptions } from 'bullmq';
 import type { Knex } from 'knex';
-import { DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type JobSchedulerDef, type Queues } from './queues.js';
+import { DEFAULT_JOB_OPTIONS, type JobLike, type JobSchedulerDef, type Queues } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
 import { addDays, dateIn, isValidTimeZone, type Clock } from '../lib/clock.js';
-import { SCAN_BATCH_SIZE, reportProgress, tally, tenantSlugs, throwIfAborted } from './platform-scan.js';
+import {
+  SCAN_BATCH_SIZE,
+  enqueueScanRun,
+  reportProgress,
+  scanRunId,
+  scanScheduler,
+  tally,
+  tenantSlugs,
+  throwIfAborted,
+} from './platform-scan.js';
 import { TenantScope } from '../db/tenant-scope.js';
 import { settingsOf } from '../api/settings/service.js';
 import { suspendForOverdue } from '../api/customers/network-state.js';
@@ -69,20 +78,12 @@ export const defaultOptions: JobsOptions = { ...DEFAULT_JOB_OPTIONS, attempts: 3
  * and bull-board shows a run right after `npm start`. The scan is idempotent, so the extra run
  * when several workers start is harmless.
  */
-export const scheduler: JobSchedulerDef = {
-  id: 'invoice-overdue-hourly',
-  repeat: { pattern: '5 * * * *', tz: 'UTC', immediately: true },
-  template: {
-    name: QUEUE,
-    data: {},
-    opts: {
-      attempts: defaultOptions.attempts,
-      backoff: defaultOptions.backoff,
-      removeOnComplete: defaultOptions.removeOnComplete,
-      removeOnFail: defaultOptions.removeOnFail,
-    },
-  },
-};
+export const scheduler: JobSchedulerDef = scanScheduler(
+  QUEUE,
+  'invoice-overdue-hourly',
+  { pattern: '5 * * * *', tz: 'UTC', immediately: true },
+  defaultOptions,
+);
 
 /**
  * Fixed id of a manual run: one per tenant (or "all") per UTC minute, so repeated clicks or CLI
@@ -90,8 +91,7 @@ export const scheduler: JobSchedulerDef = {
  * @param at the enqueue time (default now)
  */
 export function jobId(data: InvoiceOverdueData = {}, at: Date = new Date()): string {
-  const minute = at.toISOString().slice(0, 16).replace(/[-T:]/g, '');
-  return safeJobId(QUEUE, data.tenant_id ? `t${data.tenant_id}` : 'all', minute);
+  return scanRunId(QUEUE, data, at);
 }
 
 /**
@@ -99,11 +99,8 @@ export function jobId(data: InvoiceOverdueData = {}, at: Date = new Date()): str
  * @returns the job id (an existing job's id when deduplicated)
  * @throws the queue's error when Redis is unavailable (the API maps it to 503 QUEUE_UNAVAILABLE)
  */
-export async function enqueue(queues: Queues, data: InvoiceOverdueData = {}, opts: JobsOptions = {}): Promise<string> {
-  const job = await queues
-    .get(QUEUE)
-    .add(QUEUE, data, { ...defaultOptions, ...opts, jobId: opts.jobId ?? jobId(data) });
-  return job.id!;
+export function enqueue(queues: Queues, data: InvoiceOverdueData = {}, opts: JobsOptions = {}): Promise<string> {
+  return enqueueScanRun(queues, QUEUE, data, defaultOptions, jobId(data), opts);
 }
 
 /**

@@ -1,10 +1,12 @@
+import type { JobsOptions } from 'bullmq';
 import type { Knex } from 'knex';
-import type { JobLike } from './queues.js';
+import { safeJobId, type JobLike, type JobSchedulerDef, type QueueName, type Queues } from './queues.js';
 
 /**
- * Helpers shared by the platform scans (invoice-overdue, ticket-sla): jobs that work across all
- * tenants in batches, report progress and per-tenant counts to bull-board, and stop between
- * batches when their AbortSignal fires.
+ * Helpers shared by the platform scans (invoice-overdue, ticket-sla, event-dispatch): jobs that
+ * work across all tenants in batches, run on a scheduler and by hand (one manual run per tenant or
+ * "all" per minute), report progress and per-tenant counts to bull-board, and stop between batches
+ * when their AbortSignal fires.
  */
 
 /** Rows changed per UPDATE statement: short locks, bounded memory, visible progress. */
@@ -51,4 +53,55 @@ export async function tenantSlugs(knex: Knex, ids: Iterable<number>): Promise<Ma
 /** Adds `n` to the counter of `key` in a plain-object tally. */
 export function tally(counts: Record<string, number>, key: number | string, n = 1): void {
   counts[String(key)] = (counts[String(key)] ?? 0) + n;
+}
+
+/** What a scan's manual runs carry: one tenant, or all when absent. */
+export interface ScanRunData {
+  tenant_id?: number | null;
+}
+
+/**
+ * A scan's scheduler: jobs named after the queue, empty data, the scan's attempts, backoff and
+ * retention (upsertJobScheduler takes no jobId or delay in its template).
+ * @param repeat cron `pattern` (with tz) or `every` ms
+ */
+export function scanScheduler(
+  queue: string,
+  id: string,
+  repeat: JobSchedulerDef['repeat'],
+  defaults: JobsOptions,
+): JobSchedulerDef {
+  const { attempts, backoff, removeOnComplete, removeOnFail } = defaults;
+  const opts = Object.fromEntries(
+    Object.entries({ attempts, backoff, removeOnComplete, removeOnFail }).filter(([, v]) => v !== undefined),
+  );
+  return { id, repeat, template: { name: queue, data: {}, opts } };
+}
+
+/**
+ * Fixed id of a manual scan run: `<queue>-t<tenant id>|all-<YYYYMMDDHHmm>`, one per tenant (or
+ * "all") per UTC minute, so repeated clicks or CLI calls within a minute enqueue one job.
+ * @param at the enqueue time (default now)
+ */
+export function scanRunId(queue: string, data: ScanRunData, at: Date = new Date()): string {
+  const minute = at.toISOString().slice(0, 16).replace(/[-T:]/g, '');
+  return safeJobId(queue, data.tenant_id ? `t${data.tenant_id}` : 'all', minute);
+}
+
+/**
+ * Enqueues a manual scan run (the scheduler enqueues the regular ones) with the scan's defaults.
+ * @param jobId the run's id unless `opts.jobId` is given
+ * @returns the job id (an existing job's id when deduplicated)
+ * @throws the queue's error when Redis is unavailable (the API maps it to 503 QUEUE_UNAVAILABLE)
+ */
+export async function enqueueScanRun<D extends object>(
+  queues: Queues,
+  queue: QueueName,
+  data: D,
+  defaults: JobsOptions,
+  jobId: string,
+  opts: JobsOptions = {},
+): Promise<string> {
+  const job = await queues.get(queue).add(queue, data, { ...defaults, ...opts, jobId: opts.jobId ?? jobId });
+  return job.id!;
 }

@@ -1,9 +1,18 @@
 import type { JobsOptions } from 'bullmq';
 import type { Knex } from 'knex';
-import { DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type JobSchedulerDef, type Queues } from './queues.js';
+import { DEFAULT_JOB_OPTIONS, type JobLike, type JobSchedulerDef, type Queues } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
 import type { Clock } from '../lib/clock.js';
-import { SCAN_BATCH_SIZE, reportProgress, tally, tenantSlugs, throwIfAborted } from './platform-scan.js';
+import {
+  SCAN_BATCH_SIZE,
+  enqueueScanRun,
+  reportProgress,
+  scanRunId,
+  scanScheduler,
+  tally,
+  tenantSlugs,
+  throwIfAborted,
+} from './platform-scan.js';
 import { dueDates, type Priority } from '../api/tickets/sla.js';
 
 /**
@@ -47,28 +56,19 @@ export interface TicketSlaResult {
 export const defaultOptions: JobsOptions = { ...DEFAULT_JOB_OPTIONS, attempts: 2 };
 
 /** Every minute, registered by the worker with upsertJobScheduler. */
-export const scheduler: JobSchedulerDef = {
-  id: 'ticket-sla-every-minute',
-  repeat: { every: 60_000 },
-  template: {
-    name: QUEUE,
-    data: {},
-    opts: {
-      attempts: defaultOptions.attempts,
-      backoff: defaultOptions.backoff,
-      removeOnComplete: defaultOptions.removeOnComplete,
-      removeOnFail: defaultOptions.removeOnFail,
-    },
-  },
-};
+export const scheduler: JobSchedulerDef = scanScheduler(
+  QUEUE,
+  'ticket-sla-every-minute',
+  { every: 60_000 },
+  defaultOptions,
+);
 
 /**
  * Fixed id of a manual run: one per tenant (or "all") per UTC minute.
  * @param at the enqueue time (default now)
  */
 export function jobId(data: TicketSlaData = {}, at: Date = new Date()): string {
-  const minute = at.toISOString().slice(0, 16).replace(/[-T:]/g, '');
-  return safeJobId(QUEUE, data.tenant_id ? `t${data.tenant_id}` : 'all', minute);
+  return scanRunId(QUEUE, data, at);
 }
 
 /**
@@ -76,11 +76,8 @@ export function jobId(data: TicketSlaData = {}, at: Date = new Date()): string {
  * @returns the job id (an existing job's id when deduplicated)
  * @throws the queue's error when Redis is unavailable (the API maps it to 503 QUEUE_UNAVAILABLE)
  */
-export async function enqueue(queues: Queues, data: TicketSlaData = {}, opts: JobsOptions = {}): Promise<string> {
-  const job = await queues
-    .get(QUEUE)
-    .add(QUEUE, data, { ...defaultOptions, ...opts, jobId: opts.jobId ?? jobId(data) });
-  return job.id!;
+export function enqueue(queues: Queues, data: TicketSlaData = {}, opts: JobsOptions = {}): Promise<string> {
+  return enqueueScanRun(queues, QUEUE, data, defaultOptions, jobId(data), opts);
 }
 
 /**
