@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { closeHttpServer, isMainModule, runService } from '../lib/process.js';
+import { isMainModule, listenUntilClosed, runService } from '../lib/process.js';
 import { loadServerConfig } from '../lib/config.js';
 import { createBoundedRedis } from '../lib/redis.js';
 import { createLogger, type Logger } from '../lib/logger.js';
@@ -51,23 +51,19 @@ export async function startWeb(
     retryAfterSeconds: 5,
   });
   handleWebClientErrors(server, logger); // Node's own 400/408/431 as JSON (issue 7)
-  await new Promise<void>((resolve) => server.listen(config.port, resolve));
-  logger.info({ port: config.port, url: config.publicBaseUrl }, 'web listening');
   const graceMs = config.shutdownGraceMs;
-  let closing: Promise<void> | null = null;
-  const close = () => {
-    closing ??= (async () => {
-      await closeHttpServer(server, {
-        graceMs,
-        onForced: (n) => logger.warn({ connections: n, grace_ms: graceMs }, 'requests cut after the grace period'),
-      });
+  const close = await listenUntilClosed(server, {
+    port: config.port,
+    name: 'web',
+    url: config.publicBaseUrl,
+    graceMs,
+    logger,
+    release: async () => {
       await queues.close();
       redis.disconnect();
       await knex.destroy();
-      logger.info('web stopped');
-    })();
-    return closing;
-  };
+    },
+  });
   return { server, close, graceMs, logger };
 }
 

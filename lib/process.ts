@@ -135,3 +135,40 @@ export function closeHttpServer(server: http.Server, opts: CloseHttpOptions): Pr
   closing.set(server, done);
   return done;
 }
+
+/** Options of listenUntilClosed. */
+export interface ServeOptions {
+  /** the port to listen on */
+  port: number;
+  /** the service's name in its log lines (`web`, `mail`) */
+  name: string;
+  /** the public URL logged with the listening line */
+  url: string;
+  /** how long in-flight requests may take at close, in ms (closeHttpServer) */
+  graceMs: number;
+  logger: ServiceLog;
+  /** closes what the service holds (app, queues, Redis, database pool), after the last request */
+  release(): Promise<void>;
+}
+
+/**
+ * Starts a service's HTTP server and gives its close(): a `<name> listening` line now; at close,
+ * closeHttpServer with the grace period (connections cut at its end are logged), then release(),
+ * then a `<name> stopped` line. close() runs once; later calls return the same promise.
+ * @returns close()
+ */
+export async function listenUntilClosed(server: http.Server, opts: ServeOptions): Promise<() => Promise<void>> {
+  const { logger, graceMs } = opts;
+  await new Promise<void>((resolve) => server.listen(opts.port, resolve));
+  logger.info({ port: opts.port, url: opts.url }, `${opts.name} listening`);
+  let closed: Promise<void> | null = null;
+  return () =>
+    (closed ??= (async () => {
+      await closeHttpServer(server, {
+        graceMs,
+        onForced: (n) => logger.warn({ connections: n, grace_ms: graceMs }, 'requests cut after the grace period'),
+      });
+      await opts.release();
+      logger.info({}, `${opts.name} stopped`);
+    })());
+}

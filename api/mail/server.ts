@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { readFile } from 'node:fs/promises';
-import { closeHttpServer, isMainModule, runService } from '../../lib/process.js';
+import { isMainModule, listenUntilClosed, runService } from '../../lib/process.js';
 import { loadMailServerConfig } from '../../lib/config.js';
 import { createBoundedRedis } from '../../lib/redis.js';
 import { createLogger, type Logger } from '../../lib/logger.js';
@@ -56,25 +56,21 @@ export async function startMail(
     retryAfterSeconds: 5,
   });
   handleMailClientErrors(server, logger); // Node's own 400/408/431 as JSON (issue 7)
-  await new Promise<void>((resolve) => server.listen(config.mailPort, resolve));
-  logger.info({ port: config.mailPort, url: config.mailBaseUrl }, 'mail listening');
   const graceMs = config.shutdownGraceMs;
-  let closing: Promise<void> | null = null;
-  const close = () => {
-    closing ??= (async () => {
-      await closeHttpServer(server, {
-        graceMs,
-        onForced: (n) => logger.warn({ connections: n, grace_ms: graceMs }, 'requests cut after the grace period'),
-      });
+  const close = await listenUntilClosed(server, {
+    port: config.mailPort,
+    name: 'mail',
+    url: config.mailBaseUrl,
+    graceMs,
+    logger,
+    release: async () => {
       await closeApp();
       await queues.close();
       await mailClient.close();
       redis.disconnect();
       await knex.destroy();
-      logger.info('mail stopped');
-    })();
-    return closing;
-  };
+    },
+  });
   return { server, url: config.mailBaseUrl, close, graceMs, logger };
 }
 
