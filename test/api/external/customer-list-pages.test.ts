@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeIntegrationToken, makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
-import { FIRST_PAGE_SIZES } from '../../../api/external/customer-list.js';
+import { FIRST_PAGE_SIZES, listCustomers } from '../../../api/external/customer-list.js';
+import { createKnex } from '../../../db/knex.js';
+import { TenantScope } from '../../../db/tenant-scope.js';
 import { qs, V1 } from './world.js';
 
 /**
@@ -78,6 +80,52 @@ describe('external v1: customers list statements (first pages, any size, later p
         expect(res.status).to.equal(200);
         expect(res.body).to.deep.include({ data: [], total: 0, current_page: 1, last_page: 1, from: null, to: null });
       }
+    }
+  });
+});
+
+/**
+ * The plans behind the list's speed (api/external/customer-list.ts pageIdsSql, searchPageSql): the
+ * search, a later page's ids and the rows by id are planned once per connection (a generic plan),
+ * not on every call. A change that makes PostgreSQL plan them again per call (a parameter whose
+ * value the planner reads) shows here as `generic_plans` 0.
+ */
+describe('external v1: customers list statements keep generic plans', () => {
+  it('after a few calls on one connection, the search, later-page and rows-by-id statements run on generic plans', async () => {
+    const f = await makeTenant();
+    await env.knex.raw(
+      `INSERT INTO customers (tenant_id, code, name, phone, address, status, created_at, updated_at)
+      SELECT ?, 'G-' || g, CASE WHEN g % 3 = 0 THEN 'Budi Santoso ' ELSE 'Siti Rahayu ' END || g, '1', 'a', 'active',
+        now() - g * interval '1 minute', now() FROM generate_series(1, 60) g`,
+      [f.tenant.id],
+    );
+    const knex = createKnex(env.databaseUrl, { min: 1, max: 1 });
+    try {
+      const scope = new TenantScope(knex, f.tenant.id);
+      for (let i = 0; i < 8; i++) {
+        const found = await listCustomers(scope, { page: 1, per_page: 10, search: 'budi santoso' });
+        expect(found.total).to.equal(20);
+        const later = await listCustomers(scope, { page: 2 + (i % 3), per_page: 10 });
+        expect(later.total).to.equal(60);
+        expect(later.data).to.have.length(10);
+      }
+      const plans = (
+        await knex.raw(
+          `SELECT name, generic_plans, custom_plans FROM pg_prepared_statements
+          WHERE name IN ('ext_customers_search_page', 'customers_page_ids', 'ext_customers_by_ids') ORDER BY name`,
+        )
+      ).rows as { name: string; generic_plans: number; custom_plans: number }[];
+      expect(plans.map((p) => p.name)).to.deep.equal([
+        'customers_page_ids',
+        'ext_customers_by_ids',
+        'ext_customers_search_page',
+      ]);
+      for (const p of plans) {
+        expect(Number(p.generic_plans), p.name).to.be.at.least(3);
+        expect(Number(p.custom_plans), p.name).to.be.at.most(5);
+      }
+    } finally {
+      await knex.destroy();
     }
   });
 });
