@@ -8,7 +8,7 @@
  * (a) the page by an index scan, no count; (b) the same plus count(*).
  */
 import { login } from '../api/auth/service.js';
-import { checkTotals, startApp, startBaselines, startWorld } from './list-bench.js';
+import { checkTotals, startApp, startBaselines, startWorld, waitDbIdle } from './list-bench.js';
 import { arg, measureLines, targetLines } from './list-lines.js';
 
 /** Runs the benchmark. */
@@ -32,7 +32,7 @@ export async function run(args: string[]): Promise<void> {
     if (!sample.data[0]?.network || typeof sample.data[0].pppoe_password_set !== 'boolean')
       throw new Error('the app did not answer the admin read shape');
 
-    const R = await measureLines(appUrl, baseUrl, auth, duration, rounds);
+    const R = await measureLines(appUrl, baseUrl, auth, duration, rounds, () => waitDbIdle(world));
     console.log(targetLines(R).join('\n'));
   } finally {
     await world.stop(args.includes('--keep'));

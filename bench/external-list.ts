@@ -13,7 +13,7 @@ import { execa, type ResultPromise } from 'execa';
 import { freePort } from '../lib/infra/free-port.js';
 import { createToken } from '../api/tokens/service.js';
 import { TenantScope } from '../db/tenant-scope.js';
-import { checkTotals, startApp, startBaselines, startWorld, waitPort } from './list-bench.js';
+import { checkTotals, startApp, startBaselines, startWorld, waitDbIdle, waitPort } from './list-bench.js';
 import { arg, cannon, measureLines, targetLines } from './list-lines.js';
 
 /**
@@ -152,7 +152,7 @@ export async function run(args: string[]): Promise<void> {
       return;
     }
 
-    const R = await measureLines(appUrl, baseUrl, auth, duration);
+    const R = await measureLines(appUrl, baseUrl, auth, duration, 1, () => waitDbIdle(world));
     console.log(targetLines(R).join('\n'));
   } finally {
     await world.stop(args.includes('--keep'));

@@ -296,3 +296,18 @@ export async function checkTotals(world: ListWorld, appUrl: (q: string) => strin
   await check('&status=suspended&page=1', world.exactSuspended);
   console.log(`totals exact: ${world.exact} customers, ${world.exactSuspended} suspended\n`);
 }
+
+/**
+ * Resolves when no other session of the world's database runs a statement (at most 60 s): the
+ * naive baselines' deep pages keep PostgreSQL busy for seconds after autocannon stops.
+ */
+export async function waitDbIdle(world: ListWorld): Promise<void> {
+  const end = Date.now() + 60_000;
+  while (Date.now() < end) {
+    const r = await world.knex.raw(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+    );
+    if (r.rows[0].n === 0) return;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}

@@ -70,6 +70,7 @@ export async function measure(
  * measured that many times and each figure is the median of its rounds, so that one burst of
  * machine noise moves one round, not the result.
  * @param duration seconds per line and round
+ * @param settle resolves when the database is idle again after a baseline line (default: 5 s)
  * @returns line key -> result (`app.p1`, `a.p1`, `b.p1`, ..., `app.search`, `app.search1`)
  */
 export async function measureLines(
@@ -78,6 +79,7 @@ export async function measureLines(
   auth: Record<string, string>,
   duration: number,
   rounds = 1,
+  settle: () => Promise<void> = () => new Promise((res) => setTimeout(res, 5000)),
 ): Promise<Record<string, Result>> {
   const searches = ['&search=budi%20santoso&page=1', '&search=siti&page=1'];
   const plan: [key: string, label: string, url: string, headers: Record<string, string>][] = [];
@@ -102,7 +104,7 @@ export async function measureLines(
       (all[key] ??= []).push(r);
       // the slow baseline lines leave requests running in PostgreSQL after autocannon stops:
       // let them finish before the next line is measured
-      if (!key.startsWith('app.')) await new Promise((res) => setTimeout(res, Math.min(5000, 2 * r.p99)));
+      if (!key.startsWith('app.')) await settle();
     }
   }
   const R: Record<string, Result> = {};
