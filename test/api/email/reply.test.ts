@@ -125,6 +125,31 @@ describe('POST /api/communications/{id}/reply-email', function () {
     expect(all).not.to.include(box.password);
   });
 
+  it('Sent copy failing (IMAP unreachable) is logged, not an error: 200 sent', async () => {
+    const account = await env.knex('external_email_accounts').where({ tenant_id: t.tenant.id }).first();
+    await env.knex('external_email_accounts').where({ id: account.id }).update({ incoming_port: 1 });
+    try {
+      const original = await inboundRow(t, box.email, { from: customer.email, messageId: '<nosent-1@cust.test>' });
+      const res = await post(original.id, body());
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.data.status).to.equal('sent');
+      // the row is `sent` before the copy is tried: wait for the job's end
+      const job = await eventually(async () => {
+        const j = await app.queues.get('email-send').getJob(`email-send-${res.body.data.id}`);
+        return j?.returnvalue ? j : null;
+      });
+      expect(job?.returnvalue).to.include({ outcome: 'sent', sent_copy: false });
+      const warning = workerLogs.find((l) => l.includes('copy in the Sent folder failed'));
+      expect(warning).to.be.a('string').and.include(`"communication_id":${res.body.data.id}`);
+      expect(await eventually(async () => (await delivered(res.body.data.message_id)).length)).to.equal(1);
+    } finally {
+      await env
+        .knex('external_email_accounts')
+        .where({ id: account.id })
+        .update({ incoming_port: account.incoming_port });
+    }
+  });
+
   it('relay refuses with 554: 502 mail_server_error with the reply and data, row failed, not retried', async () => {
     const relay = await ownRelay(stack);
     registerCleanup(() => relay.stop());
@@ -138,8 +163,9 @@ describe('POST /api/communications/{id}/reply-email', function () {
       expect(res.body.message).to.include('554').and.include('Message rejected as spam');
       expect(res.body.data).to.include({ status: 'failed', error_code: 'smtp_554', reply_to_id: original.id });
       const job = await app.queues.get('email-send').getJob(`email-send-${res.body.data.id}`);
-      expect(await job?.getState()).to.equal('failed');
-      expect(job?.attemptsMade).to.equal(1);
+      // the row is marked before the job ends
+      expect(await eventually(async () => ((await job?.getState()) === 'failed' ? 'failed' : null))).to.equal('failed');
+      expect((await app.queues.get('email-send').getJob(`email-send-${res.body.data.id}`))?.attemptsMade).to.equal(1);
       expect(relay.delivered).to.equal(0);
     } finally {
       await relay.stop();
@@ -193,7 +219,8 @@ describe('POST /api/communications/{id}/reply-email', function () {
       expect(res.body.data.send_started_at).to.be.a('string');
       relay.dropAfterData(false);
       const job = await app.queues.get('email-send').getJob(`email-send-${res.body.data.id}`);
-      expect(await job?.getState()).to.equal('failed');
+      // the row is marked before the job ends
+      expect(await eventually(async () => ((await job?.getState()) === 'failed' ? 'failed' : null))).to.equal('failed');
       // a re-run of the job (e.g. by hand in bull-board) sends nothing: the row is no longer queued
       await job!.retry('failed');
       await eventually(async () => ((await job!.getState()) === 'completed' ? true : null));
