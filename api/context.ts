@@ -32,6 +32,8 @@ export interface AppDeps {
     secureCookies?: boolean;
     /** APP_KEY (32 bytes): seals write-only credentials at rest (OLT and NAS credentials; lib/crypto.ts). */
     appKey?: Buffer;
+    /** How long POST /api/communications/{id}/reply-email waits for the send, in ms (default 30000; issue 9 item 5). */
+    emailReplyWaitMs?: number;
   };
 }
 

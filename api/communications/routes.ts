@@ -5,7 +5,16 @@ import { idParams } from '../shared/schemas.js';
 import { contentDisposition } from '../../lib/storage/index.js';
 import { DEFAULT_TIMEZONE } from '../tenants/catalog.js';
 import { emailTablesGuard } from '../email/routes.js';
-import { attachmentParams, communicationList, communicationListQuery, communicationOne } from './schemas.js';
+import {
+  attachmentParams,
+  communicationList,
+  communicationListQuery,
+  communicationOne,
+  replyEmailBody,
+  replyEmailFailed,
+} from './schemas.js';
+import { replyByEmail, type ReplyEmailInput } from './reply.js';
+import { QUEUE as EMAIL_SEND } from '../../jobs/email-send.js';
 import {
   allowedChannels,
   communicationById,
@@ -113,6 +122,46 @@ export const communicationRoutes: AnyWebRoute[] = [
           channelsOf(ctx),
         ),
       };
+    },
+  }),
+  webRoute<{ id: number }, Input, ReplyEmailInput>({
+    ...base,
+    ...emailTablesGuard,
+    method: 'post',
+    path: '/api/communications/:id/reply-email',
+    permission: 'email.manage',
+    module: 'email',
+    demoAction: 'email.send',
+    params: idParams,
+    body: replyEmailBody,
+    summary:
+      "Answer an inbound e-mail in thread from the tenant's account (queue email-send; waits up to 30 s for SMTP)",
+    responses: {
+      200: { description: 'Sent: the SMTP server accepted it (status sent)', schema: communicationOne },
+      202: {
+        description: 'Still queued after 30 s (retrying); the outcome shows in the message',
+        schema: communicationOne,
+      },
+      ...notFound,
+      422: { description: 'VALIDATION_FAILED: a field, `id` not an inbound e-mail, or `email` no account saved' },
+      502: {
+        description: 'mail_server_error: refused by the SMTP server, or delivery unknown',
+        schema: replyEmailFailed,
+      },
+      503: {
+        description:
+          'QUEUE_UNAVAILABLE: the job queue (Redis) did not take the send; the message stays queued and is sent later',
+      },
+    },
+    async handler(ctx) {
+      const actor = { userId: ctx.state.auth!.userId, ip: ctx.ip };
+      const { status, data } = await replyByEmail(ctx.state.scope!, actor, ctx.state.params.id, ctx.state.body, {
+        queue: ctx.deps.queues.get(EMAIL_SEND),
+        enqueueTimeoutMs: ctx.deps.queues.enqueueTimeoutMs,
+        waitMs: ctx.deps.config.emailReplyWaitMs,
+      });
+      ctx.status = status;
+      ctx.body = { data };
     },
   }),
 ];

@@ -106,3 +106,26 @@ export const communicationDetail: Schema = {
 
 export const communicationList: Schema = listEnvelope(communicationSummary);
 export const communicationOne: Schema = { type: 'object', properties: { data: communicationDetail } };
+
+/** POST /api/communications/{id}/reply-email body (issue 9 item 5): all three required. */
+export const replyEmailBody: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['to', 'subject', 'message'],
+  properties: {
+    to: { type: 'string', format: 'email', maxLength: 254, ...singleLine, description: 'One recipient address.' },
+    subject: { type: 'string', minLength: 1, maxLength: 255, ...singleLine },
+    message: { type: 'string', minLength: 1, maxLength: 100_000, description: 'Plain text body (UTF-8).' },
+  },
+};
+
+/** 502 of reply-email: the mail server refused it (or its delivery is unknown); `data` is the failed message. */
+export const replyEmailFailed: Schema = {
+  type: 'object',
+  required: ['code', 'message', 'data'],
+  properties: {
+    code: { type: 'string', enum: ['mail_server_error'] },
+    message: { type: 'string', description: "The server's reply, or why the delivery is unknown." },
+    data: communicationDetail,
+  },
+};

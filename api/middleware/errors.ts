@@ -7,12 +7,13 @@ import type { Logger } from '../../lib/logger.js';
 
 /**
  * Renders an HttpError as the web service's body (DESIGN.md §4 "Error body"):
- * `{message, code}` (+ `errors` on 422, + `request_id` on 500 SERVER_ERROR).
+ * `{message, code}` (+ `errors` on 422, + `request_id` on 500 SERVER_ERROR, + an AppError's extra
+ * safe fields, e.g. `data` of reply-email's 502).
  * @param ctx the request (ctx.state.requestId set by the request log)
  * @param err the described error (api/http/error-table.ts)
  */
 export function writeWebError(ctx: AppContext, err: HttpError): void {
-  const body: Record<string, unknown> = { message: err.message, code: err.code };
+  const body: Record<string, unknown> = { ...err.extra, message: err.message, code: err.code };
   if (err.errors) body.errors = err.errors;
   if (!err.known) body.request_id = ctx.state.requestId;
   applyError(ctx, err, body);

@@ -54,6 +54,11 @@ export interface SmtpRelay {
   readonly authAttempts: readonly SmtpAuthAttempt[];
   /** Makes the relay refuse every message at DATA with this reply (null: accept again). */
   refuse(r: SmtpRefusal | null): void;
+  /**
+   * While on, the relay reads a message's whole body and then drops the connection without any
+   * reply and without delivering it (tests of a delivery whose outcome the client cannot know).
+   */
+  dropAfterData(on: boolean): void;
   stop(): Promise<void>;
 }
 
@@ -75,6 +80,7 @@ export async function startSmtpRelay(opts: SmtpRelayOptions): Promise<SmtpRelay>
     throw new Error(`smtp relay: security '${security}' needs tls.cert and tls.key`);
   }
   let refusal: SmtpRefusal | null = null;
+  let drop = false;
   let delivered = 0;
   let discarded = 0;
   const authAttempts: SmtpAuthAttempt[] = [];
@@ -128,6 +134,10 @@ export async function startSmtpRelay(opts: SmtpRelayOptions): Promise<SmtpRelay>
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('error', (e) => cb(e));
       stream.on('end', () => {
+        if (drop) {
+          for (const conn of server.connections) if (conn.session.id === session.id) conn._socket.destroy();
+          return;
+        }
         if (refusal) return cb(smtpError(refusal.code, refusal.message));
         const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
         const all = session.envelope.rcptTo.map((r) => r.address);
@@ -169,6 +179,9 @@ export async function startSmtpRelay(opts: SmtpRelayOptions): Promise<SmtpRelay>
     authAttempts,
     refuse(r) {
       refusal = r;
+    },
+    dropAfterData(on) {
+      drop = on;
     },
     stop: () =>
       new Promise<void>((resolve) => {

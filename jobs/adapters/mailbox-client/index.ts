@@ -31,6 +31,10 @@ export {
 } from './errors.js';
 export { mailTls, type MailTlsOptions } from './tls.js';
 export { replySubject, threadHeaders, formatRfc2822 } from './parse.js';
+export { messageIds } from './parse.js';
+export { composeMessage, newMessageId, submit, submitTracked, type SubmitProgress } from './smtp.js';
+export { appendToSent, sentFolder } from './imap.js';
+export { imapOptions } from './pool.js';
 export { poolKey } from './pool.js';
 
 /** Options of {@link createMailboxClient}. */

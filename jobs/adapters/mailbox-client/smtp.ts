@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
+import { Readable } from 'node:stream';
 import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { MailboxCredentials } from './types.js';
 import { abortedError, classifySmtpError } from './errors.js';
 import { mailTls, type MailTlsFor } from './tls.js';
@@ -97,5 +99,97 @@ export async function submit(
   } finally {
     if (onAbort) signal?.removeEventListener('abort', onAbort);
     transport.close();
+  }
+}
+
+/** What {@link submitTracked} reports about a submission while it runs. */
+export interface SubmitProgress {
+  /**
+   * True once the server answered DATA (354) and the message body started to go out: from then on
+   * a failure without a final reply leaves it unknown whether the server accepted the message.
+   */
+  bodyStarted: boolean;
+}
+
+/**
+ * Submits a composed message like {@link submit} (same TLS rules, timeouts, login and error
+ * classification), on nodemailer's SMTP session directly so that the caller learns whether the
+ * body was handed over: `progress.bodyStarted` turns true when the server has accepted MAIL FROM,
+ * RCPT TO and DATA and the first byte of the body is read for sending. A failure with
+ * `bodyStarted` false is known not sent; one with `bodyStarted` true and no server reply (the
+ * error has no `SMTP_<code>` code) may have been delivered (issue 9 item 5 "lost after DATA").
+ * @param c the mailbox login (user = `c.email`) and its SMTP server
+ * @param envelope SMTP envelope (MAIL FROM, RCPT TO)
+ * @param raw the composed RFC 5322 message
+ * @param progress set by the call (see SubmitProgress); read it after a failure
+ * @param signal aborts the submission (closes the connection)
+ * @param tlsFor TLS options per host (default: built-in roots only)
+ * @throws MailAuthError (535), MailServerError (connection, TLS, timeout, refusal `SMTP_<code>`, abort)
+ */
+export async function submitTracked(
+  c: MailboxCredentials,
+  envelope: { from: string; to: string[] },
+  raw: Buffer,
+  progress: SubmitProgress,
+  signal?: AbortSignal,
+  tlsFor: MailTlsFor = mailTls(),
+): Promise<void> {
+  if (signal?.aborted) throw abortedError('smtp');
+  const ep = c.smtp;
+  const conn = new SMTPConnection({
+    host: ep.host,
+    port: ep.port,
+    secure: ep.security === 'ssl',
+    requireTLS: ep.security === 'starttls',
+    ignoreTLS: ep.security === 'none',
+    ...(ep.security === 'none' ? {} : { tls: tlsFor(ep.host) }),
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 60_000,
+    logger: false,
+    debug: false,
+  });
+  // the body is read only once the server took DATA (SMTPConnection pipes it after the 354)
+  const body = new Readable({
+    read() {
+      progress.bodyStarted = true;
+      this.push(raw);
+      this.push(null);
+    },
+  });
+  let onAbort: (() => void) | null = null;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let done = false;
+      const finish = (err?: unknown) => {
+        if (done) return;
+        done = true;
+        if (err) reject(err instanceof Error ? err : new Error(String(err)));
+        else resolve();
+      };
+      onAbort = () => {
+        conn.close();
+        finish(abortedError('smtp'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      conn.once('error', (e) => finish(e));
+      conn.once('end', () =>
+        finish(Object.assign(new Error('Connection closed unexpectedly'), { code: 'ECONNECTION', command: 'CONN' })),
+      );
+      conn.connect((err) => {
+        if (err) return finish(err);
+        const send = () => conn.send({ from: envelope.from, to: envelope.to }, body, (e) => (e ? finish(e) : finish()));
+        // allowsAuth (the server announced AUTH) is set by SMTPConnection but missing from @types/nodemailer;
+        // like nodemailer's SMTP transport, log in only when the server offers it
+        if (!(conn as unknown as { allowsAuth?: boolean }).allowsAuth) return send();
+        conn.login({ user: c.email, pass: c.password }, (e) => (e ? finish(e) : send()));
+      });
+    });
+  } catch (err) {
+    if (signal?.aborted) throw abortedError('smtp');
+    throw classifySmtpError(err, c.password);
+  } finally {
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+    conn.close();
   }
 }
