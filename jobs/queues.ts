@@ -26,6 +26,7 @@ export const QUEUE_NAMES = [
   'billing-cycle',
   'customer-network',
   'imap-sync',
+  'wabot-send',
 ] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];

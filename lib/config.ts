@@ -63,6 +63,11 @@ export interface Config {
   faults: FaultLimits;
   /** Limits against abusive clients of the web and mail services (issue 7 "Abuse"). */
   abuse: AbuseLimits;
+  /**
+   * WABOT_TIME_SCALE (tests and the benchmark; default 1): divides the chat send limiter's 60 s
+   * window and its delays (jobs/wabot/limiter.ts).
+   */
+  wabotTimeScale: number;
 }
 
 /**
@@ -126,6 +131,15 @@ function nonNegativeInt(env: NodeJS.ProcessEnv, name: string, def: number): numb
   const n = Number(raw);
   if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n))
     throw new ConfigError(`${name} must be a whole number (0 or more), got "${raw}"`);
+  return n;
+}
+
+function positiveNumber(env: NodeJS.ProcessEnv, name: string, def: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw.trim()) || !(n > 0))
+    throw new ConfigError(`${name} must be a number greater than 0, got "${raw}"`);
   return n;
 }
 
@@ -230,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dbAcquireTimeoutMs: positiveInt(env, 'DB_ACQUIRE_TIMEOUT_MS', 3000),
     },
     abuse: abuseLimits(env),
+    wabotTimeScale: positiveNumber(env, 'WABOT_TIME_SCALE', 1),
   };
 }
 

@@ -18,6 +18,7 @@ import {
 import { configureJobDeps } from '../jobs/deps.js';
 import type { Clock } from '../lib/clock.js';
 import { createStorage, type Storage } from '../lib/storage/index.js';
+import type { ChatSendConfigSource } from '../jobs/wabot/send-config.js';
 import { registry as defaultRegistry, type QueueRegistration } from './registry.js';
 
 /**
@@ -62,6 +63,13 @@ export interface StartWorkersOptions {
   lockDurationMs?: number;
   /** BullMQ stalledInterval in ms (WORKER_STALLED_INTERVAL_MS; default BullMQ's 30000). */
   stalledIntervalMs?: number;
+  /**
+   * Where wabot-send loads a tenant's chat configuration (tests pass in-memory ones). Without it
+   * every chat send fails `account_unavailable` until the configuration loader is wired.
+   */
+  chatConfig?: ChatSendConfigSource;
+  /** wabot-send's knobs for tests and the benchmark (JobDeps.chatSend). */
+  chatSend?: import('../jobs/deps.js').JobDeps['chatSend'];
 }
 
 /**
@@ -134,6 +142,8 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
   const logger = opts.logger;
   const logError = throttledLogger(logger);
   const producers = createQueues(opts.redisUrl, { prefix }); // processors that enqueue (onu-poll sweep)
+  const connection = new Redis(opts.redisUrl, workerRedisOptions());
+  connection.on('error', (err) => logError('connection', { err: err.message }, 'worker redis connection error'));
   configureJobDeps({
     knex: opts.knex,
     logger,
@@ -141,14 +151,14 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
     clock: opts.clock,
     queues: producers,
     storage: opts.storage,
+    redis: connection,
+    chatConfig: opts.chatConfig ?? (async () => null),
+    chatSend: opts.chatSend,
   });
 
   const runnable = names.filter((n) => registry[n]);
   const skipped = names.filter((n) => !registry[n]);
   for (const n of skipped) logger.warn({ queue: n }, `no processor registered for queue ${n}; skipped`);
-
-  const connection = new Redis(opts.redisUrl, workerRedisOptions());
-  connection.on('error', (err) => logError('connection', { err: err.message }, 'worker redis connection error'));
 
   const workers = new Map<QueueName, Worker>();
   const shutdown: ShutdownState = { aborting: false, running: new Map() };
@@ -357,6 +367,7 @@ export async function startWorkerProcess(env?: NodeJS.ProcessEnv): Promise<Runni
     shutdownGraceMs: config.shutdownGraceMs,
     lockDurationMs: config.workerLockDurationMs,
     stalledIntervalMs: config.workerStalledIntervalMs,
+    chatSend: { timeScale: config.wabotTimeScale },
   });
   return {
     graceMs: config.shutdownGraceMs,

@@ -8,6 +8,7 @@ import * as onuPoll from '../jobs/onu-poll.js';
 import * as billingCycle from '../jobs/billing-cycle.js';
 import * as customerNetwork from '../jobs/customer-network.js';
 import * as imapSync from '../jobs/imap-sync.js';
+import * as wabotSend from '../jobs/wabot-send.js';
 
 /**
  * How the worker process runs one queue (DESIGN.md §1, §3).
@@ -37,4 +38,5 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
   'billing-cycle': { processor: billingCycle.process, concurrency: 2, scheduler: billingCycle.scheduler },
   'customer-network': { processor: customerNetwork.process, concurrency: 4, scheduler: customerNetwork.scheduler },
   'imap-sync': { processor: imapSync.process, concurrency: 4, scheduler: imapSync.scheduler },
+  'wabot-send': { processor: wabotSend.process, concurrency: 10, scheduler: wabotSend.scheduler },
 };
