@@ -8,7 +8,7 @@ import type { ChatSendConfig, SendAccount } from '../../../jobs/wabot/send-confi
  * gateway of bin/): `POST /api/send-message` answers Wablas's documented success with a pending
  * message id, and records every arrival (time, account token, phone). Behaviour per phone:
  * `hang` phones never get an answer (the connection stays open), `status` phones get that HTTP
- * status, everything else is accepted.
+ * status (a Wablas refusal body, plain text for 5xx), everything else is accepted.
  */
 export interface Arrival {
   /** performance.timeOrigin + performance.now(), ms (one clock for all arrivals) */
@@ -58,7 +58,12 @@ export async function startFakeGateway(): Promise<FakeGateway> {
       if (code) {
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (code === 429) headers['retry-after'] = '1';
-        res.writeHead(code, headers).end(JSON.stringify({ status: false, message: `status ${code}` }));
+        if (code >= 500) {
+          res.writeHead(code, { 'content-type': 'text/plain' }).end('Internal Server Error');
+          return;
+        }
+        const message = code === 401 ? 'token invalid' : `status ${code}`;
+        res.writeHead(code, headers).end(JSON.stringify({ status: false, message }));
         return;
       }
       n += 1;
