@@ -2,8 +2,9 @@
  * Redis keys of the chat bot's send path (issue 10 item 3). Each key carries a hash tag, so the Lua
  * script that uses it runs on one Redis Cluster slot:
  * - routing: one hash per tenant, `{wabot:t<tenant>}:rr`;
- * - limiter: per account, `{wabot:t<tenant>:a<account>}:grants` (the recent grant times) and
- *   `{wabot:t<tenant>:a<account>}:log` (the optional grant log stream).
+ * - limiter: per account, `{wabot:t<tenant>:a<account>}:grants` (the recent grant times),
+ *   `...:log` (the optional grant log stream) and the waiting room `...:wait` (message ids by
+ *   first denial) and `...:seen` (by last denial).
  * Account ids are `[A-Za-z0-9_-]{1,80}` (issue 10 item 2), so they never contain `{`, `}` or `:`.
  */
 
@@ -15,8 +16,12 @@ export function routingKey(tenantId: number, prefix = WABOT_KEY_PREFIX): string 
   return `{${prefix}:t${tenantId}}:rr`;
 }
 
-/** The limiter keys of one account: [grants list, grant log stream], one hash tag. */
-export function limiterKeys(tenantId: number, accountId: string, prefix = WABOT_KEY_PREFIX): [string, string] {
+/** The limiter keys of one account: [grants list, grant log stream, waiting room, seen], one hash tag. */
+export function limiterKeys(
+  tenantId: number,
+  accountId: string,
+  prefix = WABOT_KEY_PREFIX,
+): [string, string, string, string] {
   const tag = `{${prefix}:t${tenantId}:a${accountId}}`;
-  return [`${tag}:grants`, `${tag}:log`];
+  return [`${tag}:grants`, `${tag}:log`, `${tag}:wait`, `${tag}:seen`];
 }

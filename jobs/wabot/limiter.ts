@@ -11,38 +11,52 @@ import { limiterKeys, WABOT_KEY_PREFIX } from './keys.js';
  * The script keeps the newest max(N, 1) grant times (µs) in a list, newest first: the N-th newest
  * grant decides the window (a grant at g leaves the window at g + 60 s), the newest the delay. So
  * for any grants i and i-N: t_i - t_{i-N} >= 60 s, and t_i - t_{i-1} >= delay. A denied caller waits
- * the returned time (a delayed job; no busy wait) and asks again: several callers may wake for one
- * slot and only one gets it.
+ * (a delayed job; no busy wait) and asks again.
+ *
+ * The waiting room (peekSendSlot, a second script on the same keys' tag): a message that cannot be
+ * granted now is ranked by its first denial, and sleeps the wait plus its rank times the account's
+ * shortest spacing (wakeDelayMs), so one slot wakes about one message instead of every waiting
+ * message of the account. It is a hint only: grants never read it, and a stale member (its job
+ * gone) is dropped after a few sleeps.
  *
  * WABOT_TIME_SCALE (tests, benchmark) divides the window and the delays: 50 makes a minute 1.2 s.
  */
 
-/**
- * KEYS[1] grants list, KEYS[2] grant log stream. ARGV[1] N (0 = no cap), ARGV[2] delay µs,
- * ARGV[3] window µs, ARGV[4] log length (0 = no log), ARGV[5] log tag.
- * Returns {1, now µs} for a grant, {0, wait µs} otherwise.
- */
-const LIMITER_SCRIPT = `
+/** Lua: the wait before the next grant (µs, 0 = now) from the grants list KEYS[1]; reads only. */
+const WAIT_FUNCTION = `
+local function waitBefore(key, now, n, delay, window)
+  local wait = 0
+  if delay > 0 then
+    local last = redis.call('LINDEX', key, 0)
+    if last then
+      local w = tonumber(last) + delay - now
+      if w > wait then wait = w end
+    end
+  end
+  if n > 0 then
+    local nth = redis.call('LINDEX', key, n - 1)
+    if nth then
+      local w = tonumber(nth) + window - now
+      if w > wait then wait = w end
+    end
+  end
+  return wait
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+`;
+
+/**
+ * The limiter. KEYS[1] grants list, KEYS[2] grant log stream, KEYS[3] waiting room, KEYS[4] seen.
+ * ARGV[1] N (0 = no cap), ARGV[2] delay µs, ARGV[3] window µs, ARGV[4] log length (0 = no log),
+ * ARGV[5] tag. Returns {1, now µs} for a grant (recorded; the tag leaves the waiting room), or
+ * {0, wait µs} with nothing written.
+ */
+const LIMITER_SCRIPT = `${WAIT_FUNCTION}
 local n = tonumber(ARGV[1])
 local delay = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
-local wait = 0
-if delay > 0 then
-  local last = redis.call('LINDEX', KEYS[1], 0)
-  if last then
-    local w = tonumber(last) + delay - now
-    if w > wait then wait = w end
-  end
-end
-if n > 0 then
-  local nth = redis.call('LINDEX', KEYS[1], n - 1)
-  if nth then
-    local w = tonumber(nth) + window - now
-    if w > wait then wait = w end
-  end
-end
+local wait = waitBefore(KEYS[1], now, n, delay, window)
 if wait > 0 then return { 0, wait } end
 local stamp = string.format('%d', now)
 redis.call('LPUSH', KEYS[1], stamp)
@@ -52,17 +66,46 @@ local logLen = tonumber(ARGV[4])
 if logLen > 0 then
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', logLen, '*', 't', stamp, 'm', ARGV[5])
 end
+if ARGV[5] ~= '' then
+  redis.call('ZREM', KEYS[3], ARGV[5])
+  redis.call('ZREM', KEYS[4], ARGV[5])
+end
 return { 1, now }
 `;
 
+/**
+ * The peek and the waiting room (a wake-up hint; the grant decision never reads it). KEYS[1]
+ * grants list, KEYS[2] waiting room (tag -> first denial µs), KEYS[3] seen (tag -> last denial µs).
+ * ARGV[1..3] as the limiter, ARGV[4] tag, ARGV[5] stale µs. Returns {0, 0} when a grant is possible
+ * now (nothing written), else registers the tag, drops members not seen for `stale`, and returns
+ * {wait µs, rank} (rank: members registered before it).
+ */
+const PEEK_SCRIPT = `${WAIT_FUNCTION}
+local wait = waitBefore(KEYS[1], now, tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))
+if wait <= 0 then return { 0, 0 } end
+local stale = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[5]), 'LIMIT', 0, 100)
+for _, m in ipairs(stale) do
+  redis.call('ZREM', KEYS[2], m)
+  redis.call('ZREM', KEYS[3], m)
+end
+redis.call('ZADD', KEYS[2], 'NX', now, ARGV[4])
+redis.call('ZADD', KEYS[3], now, ARGV[4])
+local ttl = math.ceil(tonumber(ARGV[5]) / 1000) + 1000
+redis.call('PEXPIRE', KEYS[2], ttl)
+redis.call('PEXPIRE', KEYS[3], ttl)
+return { wait, redis.call('ZRANK', KEYS[2], ARGV[4]) }
+`;
+
 type LimiterRedis = Redis & {
-  wabotLimit?: (k1: string, k2: string, ...args: string[]) => Promise<[number, number]>;
+  wabotLimit?: (k1: string, k2: string, k3: string, k4: string, ...args: string[]) => Promise<[number, number]>;
+  wabotPeek?: (k1: string, k2: string, k3: string, ...args: string[]) => Promise<[number, number]>;
 };
 
-function withScript(redis: Redis): Required<Pick<LimiterRedis, 'wabotLimit'>> {
+function withScripts(redis: Redis): Required<Pick<LimiterRedis, 'wabotLimit' | 'wabotPeek'>> {
   const r = redis as LimiterRedis;
-  if (!r.wabotLimit) redis.defineCommand('wabotLimit', { numberOfKeys: 2, lua: LIMITER_SCRIPT });
-  return r as Required<Pick<LimiterRedis, 'wabotLimit'>>;
+  if (!r.wabotLimit) redis.defineCommand('wabotLimit', { numberOfKeys: 4, lua: LIMITER_SCRIPT });
+  if (!r.wabotPeek) redis.defineCommand('wabotPeek', { numberOfKeys: 3, lua: PEEK_SCRIPT });
+  return r as Required<Pick<LimiterRedis, 'wabotLimit' | 'wabotPeek'>>;
 }
 
 /** The limits of one account (SendAccount's). */
@@ -89,7 +132,7 @@ export interface LimiterOptions {
 export type SlotAnswer = { granted: true; atUs: number } | { granted: false; waitMs: number };
 
 /**
- * Asks for one send slot of an account.
+ * Asks for one send slot of an account (a grant also takes `opts.tag` out of the waiting room).
  * @param redis any ioredis client
  * @param tenantId the account's tenant
  * @param accountId the account id (`[A-Za-z0-9_-]{1,80}`)
@@ -104,22 +147,98 @@ export async function acquireSendSlot(
   limits: AccountLimits,
   opts: LimiterOptions = {},
 ): Promise<SlotAnswer> {
-  const scale = opts.timeScale ?? 1;
-  const [grants, log] = limiterKeys(tenantId, accountId, opts.prefix ?? WABOT_KEY_PREFIX);
-  const n = Math.max(0, Math.trunc(limits.maxPerMinute));
-  const delayUs = Math.round((Math.max(0, limits.delaySeconds) * 1e6) / scale);
-  const windowUs = Math.round(60e6 / scale);
-  const [ok, value] = await withScript(redis).wabotLimit(
+  const [grants, log, waiting, seen] = limiterKeys(tenantId, accountId, opts.prefix ?? WABOT_KEY_PREFIX);
+  const [ok, value] = await withScripts(redis).wabotLimit(
     grants,
     log,
-    String(n),
-    String(delayUs),
-    String(windowUs),
+    waiting,
+    seen,
+    ...limitArgs(limits, opts.timeScale ?? 1),
     String(Math.max(0, Math.trunc(opts.grantLog ?? 0))),
     opts.tag ?? '',
   );
   if (Number(ok) === 1) return { granted: true, atUs: Number(value) };
   return { granted: false, waitMs: Math.max(1, Math.ceil(Number(value) / 1000)) };
+}
+
+/** The limiter's ARGV[1..3]: N, delay µs, window µs (scaled). */
+function limitArgs(limits: AccountLimits, scale: number): [string, string, string] {
+  const n = Math.max(0, Math.trunc(limits.maxPerMinute));
+  const delayUs = Math.round((Math.max(0, limits.delaySeconds) * 1e6) / scale);
+  return [String(n), String(delayUs), String(Math.round(60e6 / scale))];
+}
+
+/** What peekSendSlot answers: `waitMs` 0 = a grant is possible now; else the wait and the rank. */
+export interface PeekAnswer {
+  waitMs: number;
+  /** messages of the account that started waiting before this one (0 = first in line) */
+  rank: number;
+}
+
+/**
+ * Asks, without taking anything, whether the account could grant now; when not, puts `opts.tag`
+ * (the message id) in the account's waiting room (first come, first ranked; members not seen for
+ * longer than `staleMs` are dropped) and answers the wait and its rank there. The waiting room only
+ * spreads wake-ups (wakeDelayMs): the grant decision never reads it.
+ * @param staleMs how long a waiting member stays without asking again (see wakeDelayMs's cap)
+ * @throws the Redis client's error when Redis does not answer
+ */
+export async function peekSendSlot(
+  redis: Redis,
+  tenantId: number,
+  accountId: string,
+  limits: AccountLimits,
+  opts: LimiterOptions & { tag: string; staleMs: number },
+): Promise<PeekAnswer> {
+  const [grants, , waiting, seen] = limiterKeys(tenantId, accountId, opts.prefix ?? WABOT_KEY_PREFIX);
+  const [wait, rank] = await withScripts(redis).wabotPeek(
+    grants,
+    waiting,
+    seen,
+    ...limitArgs(limits, opts.timeScale ?? 1),
+    opts.tag,
+    String(Math.round(opts.staleMs * 1000)),
+  );
+  return Number(wait) <= 0
+    ? { waitMs: 0, rank: 0 }
+    : { waitMs: Math.max(1, Math.ceil(Number(wait) / 1000)), rank: Number(rank) };
+}
+
+/**
+ * Takes a message out of an account's waiting room (it failed or was skipped; a granted one leaves
+ * by itself). Best effort: stale members are dropped anyway.
+ */
+export async function leaveWaitingRoom(
+  redis: Redis,
+  tenantId: number,
+  accountId: string,
+  tag: string,
+  prefix = WABOT_KEY_PREFIX,
+): Promise<void> {
+  const [, , waiting, seen] = limiterKeys(tenantId, accountId, prefix);
+  await redis.zrem(waiting, tag);
+  await redis.zrem(seen, tag);
+}
+
+/**
+ * How long a denied message sleeps before asking again, in ms: the wait until the next slot plus
+ * `rank` times an interval that is never longer than the account's real one (the delay, or half the
+ * window's average spacing 60 s / 2N), so a message wakes at or before its own slot (one that wakes
+ * early asks again with a fresh rank), and at most the window plus the delay (it stays in the room).
+ * Without the room every waiting message of an account would wake for every slot.
+ */
+export function wakeDelayMs(limits: AccountLimits, timeScale: number, waitMs: number, rank: number): number {
+  const delayMs = (Math.max(0, limits.delaySeconds) * 1000) / timeScale;
+  const windowMs = 60_000 / timeScale;
+  const n = Math.max(0, Math.trunc(limits.maxPerMinute));
+  const interval = Math.max(delayMs, n > 0 ? windowMs / (2 * n) : 0);
+  return Math.ceil(Math.min(waitMs + rank * interval, Math.max(waitMs, windowMs + delayMs)));
+}
+
+/** How long a waiting-room member may stay without asking again, in ms (3 sleeps + 5 s). */
+export function waitingStaleMs(limits: AccountLimits, timeScale: number): number {
+  const delayMs = (Math.max(0, limits.delaySeconds) * 1000) / timeScale;
+  return Math.ceil(3 * (60_000 / timeScale + delayMs) + 5000);
 }
 
 /** One entry of an account's grant log. */

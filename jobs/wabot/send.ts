@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { jobClock, jobDeps } from '../deps.js';
 import type { JobLike } from '../queues.js';
 import { getChatProvider, type Classification, type RecipientKind } from '../adapters/chat-providers/index.js';
-import { acquireSendSlot } from './limiter.js';
+import { acquireSendSlot, leaveWaitingRoom, peekSendSlot, wakeDelayMs, waitingStaleMs } from './limiter.js';
 import type { SendAccount } from './send-config.js';
 import type { WabotSendData } from './send-queue.js';
 
@@ -16,14 +16,18 @@ import type { WabotSendData } from './send-queue.js';
  * 3. a demo-mode tenant: `failed` `demo_guard_blocked`, no provider call; settings.enabled false:
  *    automated sends `failed` `bot_disabled` (a `manual` row, Test or Resend, goes through); the
  *    row's account disabled or removed: `failed` `account_unavailable` (never another account);
- * 4. the account's limiter (jobs/wabot/limiter.ts): no grant -> the job is moved to delayed until
- *    the slot (`moveToDelayed` + DelayedError: no busy wait, no attempt used), `available_at` noted;
+ * 4. the account's limiter (jobs/wabot/limiter.ts), first a peek: no slot now -> the job is moved
+ *    to delayed (`moveToDelayed` + DelayedError: no busy wait, no attempt used) until its turn
+ *    (the wait plus its rank in the account's waiting room, wakeDelayMs), `available_at` noted;
  * 5. `send_started_at` is committed (only if still null: two runs can never both send), then the
- *    provider call; its classify() decides: `sent` -> `pending` or `sent` with `message_id`;
- *    `retry` (the provider cannot have seen it) -> `send_started_at` cleared, the job fails and is
- *    retried with backoff, 5 attempts, then `failed` `provider_unavailable`; `rate_limited` ->
- *    cleared and delayed by the provider's wait; `permanent` -> `failed` with its code;
- *    `ambiguous` -> `failed` `delivery_unknown`.
+ *    grant is asked for (denied: `send_started_at` given back, delayed as in 4), then the provider
+ *    call, with nothing in between (the gateway sees the limiter's pace); its classify() decides:
+ *    `sent` -> `pending` or `sent` with `message_id`; `retry` (the provider cannot have seen it)
+ *    -> `send_started_at` cleared, the job fails and is retried with backoff, 5 attempts, then
+ *    `failed` `provider_unavailable`; `rate_limited` -> cleared and delayed by the provider's wait;
+ *    `permanent` -> `failed` with its code; `ambiguous` -> `failed` `delivery_unknown`.
+ * A crash between taking `send_started_at` and the request makes a row `delivery_unknown` that was
+ * never sent: at most once errs on the side of not sending.
  * A failed row fails the job (UnrecoverableError naming the code), so bull-board shows it.
  * Secrets: the job carries ids only; the account's token reaches the adapter and nothing else.
  */
@@ -103,17 +107,18 @@ export async function sendMessage(job: SendJob, token?: string, signal?: AbortSi
   if (!account || !account.enabled) return fail(knex, row, 'account_unavailable', MESSAGES.account_unavailable);
 
   signal?.throwIfAborted();
-  if (!deps.redis) throw new Error('wabot-send: the worker has no Redis client (JobDeps.redis)');
+  const redis = deps.redis;
+  if (!redis) throw new Error('wabot-send: the worker has no Redis client (JobDeps.redis)');
   const opts = deps.chatSend ?? {};
-  const slot = await acquireSendSlot(deps.redis, row.tenant_id, account.id, account, {
-    timeScale: opts.timeScale ?? 1,
-    prefix: opts.keyPrefix,
-    grantLog: opts.grantLog,
-    tag: String(row.id),
-  });
-  if (!slot.granted) return delay(knex, job, token, row, slot.waitMs);
+  const scale = opts.timeScale ?? 1;
+  const lim = { timeScale: scale, prefix: opts.keyPrefix, tag: String(row.id) };
+  const staleMs = waitingStaleMs(account, scale);
+  const peek = await peekSendSlot(redis, row.tenant_id, account.id, account, { ...lim, staleMs });
+  if (peek.waitMs > 0) return delay(knex, job, token, row, wakeDelayMs(account, scale, peek.waitMs, peek.rank));
 
-  // at most once: the start is committed before the request, and only one run can take it
+  // at most once: the start is committed before the request, and only one run can take it. It is
+  // taken before the grant so that nothing but the request follows the grant (the gateway sees the
+  // limiter's pace); a denied grant gives it back.
   const now = jobClock().now();
   const taken = await knex('communication_messages')
     .where({ id: row.id, tenant_id: row.tenant_id, status: 'queued' })
@@ -125,6 +130,23 @@ export async function sendMessage(job: SendJob, token?: string, signal?: AbortSi
       updated_at: now,
     });
   if (!taken) return skipped;
+  const giveBack = () =>
+    knex('communication_messages')
+      .where({ id: row.id, tenant_id: row.tenant_id, status: 'queued', send_started_at: now })
+      .update({ send_started_at: null, send_attempts: knex.raw('send_attempts - 1') });
+  let slot: Awaited<ReturnType<typeof acquireSendSlot>>;
+  try {
+    slot = await acquireSendSlot(redis, row.tenant_id, account.id, account, { ...lim, grantLog: opts.grantLog });
+  } catch (err) {
+    await giveBack();
+    throw err;
+  }
+  if (!slot.granted) {
+    await giveBack();
+    const again = await peekSendSlot(redis, row.tenant_id, account.id, account, { ...lim, staleMs });
+    const wait = Math.max(again.waitMs, slot.waitMs);
+    return delay(knex, job, token, { ...row, available_at: null }, wakeDelayMs(account, scale, wait, again.rank));
+  }
 
   const provider = getChatProvider(account.provider);
   const outcome = await provider.send(
@@ -230,5 +252,11 @@ async function fail(knex: Knex, row: SendRow, code: string, message: string): Pr
       available_at: null,
       updated_at: now,
     });
+  const { redis, chatSend } = jobDeps();
+  if (redis && row.account_ref) {
+    await leaveWaitingRoom(redis, row.tenant_id, row.account_ref, String(row.id), chatSend?.keyPrefix).catch(
+      () => undefined, // best effort: stale members leave the room by themselves
+    );
+  }
   throw new UnrecoverableError(`wabot-send: message ${row.id} failed: ${code}`);
 }

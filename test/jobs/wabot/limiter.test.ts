@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { env } from '../../helpers/env.js';
-import { acquireSendSlot, checkPace, readGrantLog } from '../../../jobs/wabot/limiter.js';
+import { acquireSendSlot, checkPace, peekSendSlot, readGrantLog, wakeDelayMs } from '../../../jobs/wabot/limiter.js';
 import { loadConfig } from '../../../lib/config.js';
 import { limiterKeys } from '../../../jobs/wabot/keys.js';
 
@@ -88,6 +88,34 @@ describe('wabot limiter: one Lua script per account on Redis TIME', () => {
     expect(pace.violations).to.equal(0);
     expect(pace.worstWindow).to.be.at.most(10);
     expect(pace.smallestGapMs).to.be.at.least(1000 / 30);
+  });
+
+  it('the waiting room ranks denied messages first come first, a grant takes one out, a peek grants nothing', async () => {
+    const t = tenant();
+    const limits = { maxPerMinute: 1, delaySeconds: 0 };
+    const opts = { timeScale: 1, prefix: PREFIX, staleMs: 60_000 };
+    expect(await peekSendSlot(env.redis, t, 'w', limits, { ...opts, tag: 'x' })).to.deep.equal({ waitMs: 0, rank: 0 });
+    expect((await acquireSendSlot(env.redis, t, 'w', limits, { prefix: PREFIX, tag: 'first' })).granted).to.equal(true);
+    const ranks = [];
+    for (const tag of ['m1', 'm2', 'm3', 'm2'])
+      ranks.push(await peekSendSlot(env.redis, t, 'w', limits, { ...opts, tag }));
+    expect(ranks.map((r) => r.rank)).to.deep.equal([0, 1, 2, 1]);
+    expect(ranks.every((r) => r.waitMs > 50_000 && r.waitMs <= 60_000)).to.equal(true);
+    // peeks recorded no grant
+    expect(await env.redis.llen(limiterKeys(t, 'w', PREFIX)[0])).to.equal(1);
+    await env.redis.del(limiterKeys(t, 'w', PREFIX)[0]); // the window is over
+    expect((await acquireSendSlot(env.redis, t, 'w', limits, { prefix: PREFIX, tag: 'm1' })).granted).to.equal(true);
+    expect(await env.redis.zrange(limiterKeys(t, 'w', PREFIX)[2], '0', '-1')).to.deep.equal(['m2', 'm3']);
+  });
+
+  it('wakeDelayMs: the wait plus rank times the shortest spacing, capped at window + delay', () => {
+    // 3 a minute, 10 s delay, scale 50: window 1200 ms, delay 200 ms, spacing max(200, 1200 / 6) = 200
+    const a = { maxPerMinute: 3, delaySeconds: 10 };
+    expect(wakeDelayMs(a, 50, 100, 0)).to.equal(100);
+    expect(wakeDelayMs(a, 50, 100, 2)).to.equal(500);
+    expect(wakeDelayMs(a, 50, 100, 50)).to.equal(1400);
+    // no delay, 120 a minute: spacing 60 s / 240 = 250 ms at scale 1
+    expect(wakeDelayMs({ maxPerMinute: 120, delaySeconds: 0 }, 1, 10, 4)).to.equal(1010);
   });
 
   it('checkPace counts window and gap violations', () => {

@@ -6,7 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import { pickAccount } from '../../../jobs/wabot/routing.js';
-import { memoryConfig } from './gateway.js';
+import { memoryConfig } from '../../../bench/wabot/gateway.js';
 
 const env = (name: string): string => {
   const v = process.env[name];

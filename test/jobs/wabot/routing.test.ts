@@ -3,7 +3,7 @@ import { execa } from 'execa';
 import { env } from '../../helpers/env.js';
 import { pickAccount } from '../../../jobs/wabot/routing.js';
 import { routingKey } from '../../../jobs/wabot/keys.js';
-import { gatewayAccount, memoryConfig } from './gateway.js';
+import { gatewayAccount, memoryConfig } from '../../../bench/wabot/gateway.js';
 
 let tenantSeq = 0;
 /** A tenant id of its own per test (the routing keys are per tenant; no database row needed). */

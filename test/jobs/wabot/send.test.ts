@@ -8,7 +8,7 @@ import { enqueueChatMessage, process as wabotProcess, SEND_JOB, type WabotSendDa
 import type { SendJob } from '../../../jobs/wabot/send.js';
 import type { ChatSendConfig } from '../../../jobs/wabot/send-config.js';
 import { readGrantLog } from '../../../jobs/wabot/limiter.js';
-import { gatewayAccount, memoryConfig, startFakeGateway, type FakeGateway } from './gateway.js';
+import { gatewayAccount, memoryConfig, startFakeGateway, type FakeGateway } from '../../../bench/wabot/gateway.js';
 
 const PREFIX = `wabot-send-${process.pid}`;
 

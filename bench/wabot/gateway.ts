@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { ChatSendConfig, SendAccount } from '../../../jobs/wabot/send-config.js';
+import type { ChatSendConfig, SendAccount } from '../../jobs/wabot/send-config.js';
 
 /**
- * A local fake of Wablas's send endpoint for the wabot-send tests and the benchmark (not the demo
+ * A local fake of Wablas's send endpoint for the wabot-send tests and the wabot-throttle benchmark (not the demo
  * gateway of bin/): `POST /api/send-message` answers Wablas's documented success with a pending
  * message id, and records every arrival (time, account token, phone). Behaviour per phone:
  * `hang` phones never get an answer (the connection stays open), `status` phones get that HTTP
