@@ -7,7 +7,8 @@
  * The first send to `620000000000` is refused with Wablas's documented refusal in an HTTP 200
  * (`{status: false, message}`, classified `permanent` / `invalid_recipient`); later ones pass.
  *
- * Run by bin/dev.ts as the process `wabot` unless WABOT_DEMO=off; WABOT_DEMO_PORT (default 3002).
+ * Run by bin/dev.ts as the process `wabot` unless WABOT_DEMO=off; WABOT_DEMO_PORT (default 3002,
+ * lib/config.ts).
  * Wablas calls (https://wablas.com/documentation/api):
  * - `POST /api/send-message` (form or JSON: phone, message, isGroup), `Authorization: token` or
  *   `token.secret_key` -> `{status: true, message, data: {device_id, quota, messages: [{id, phone,
@@ -23,13 +24,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isMainModule, runService } from '../lib/process.js';
+import { loadConfig } from '../lib/config.js';
 import { DEMO_WABOT_DEVICES } from '../db/seeds/demo-wabot.js';
 import { renderArrivalsPage } from './dev-wabot-page.js';
 
 /** The number whose first send is refused (issue 10 item 6). */
 export const REFUSED_ONCE_NUMBER = '620000000000';
-/** Default port of the fake gateway (PORT is 3000, MAIL_PORT 3001). */
-export const DEFAULT_WABOT_DEMO_PORT = 3002;
 /** How long a message reads `pending` in the realtime report before it reads `sent`. */
 export const PENDING_MS = 2000;
 const MAX_BODY = 64 * 1024;
@@ -262,28 +262,10 @@ export async function startFakeWablas(opts: FakeWablasOptions = {}): Promise<Fak
   };
 }
 
-/**
- * The port of the fake gateway: WABOT_DEMO_PORT, default 3002.
- * @throws Error naming WABOT_DEMO_PORT when it is not a port number
- */
-export function wabotDemoPort(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = (env.WABOT_DEMO_PORT ?? '').trim();
-  if (raw === '') return DEFAULT_WABOT_DEMO_PORT;
-  const n = Number(raw);
-  if (!/^[0-9]+$/.test(raw) || n < 1 || n > 65535)
-    throw new Error(`WABOT_DEMO_PORT must be a port number, got "${raw}"`);
-  return n;
-}
-
-/** Whether `npm start` runs the fake gateway: WABOT_DEMO unset or on (off/0/false/no turns it off). */
-export function wabotDemoWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  return !['0', 'false', 'no', 'off'].includes((env.WABOT_DEMO ?? '').trim().toLowerCase());
-}
-
 if (isMainModule(import.meta.url)) {
   runService(async () => {
     const line = (s: string) => process.stdout.write(`${s}\n`);
-    const gw = await startFakeWablas({ port: wabotDemoPort(), log: line });
+    const gw = await startFakeWablas({ port: loadConfig().wabotDemoPort, log: line });
     line(`FAKE wablas gateway on ${gw.url} (loopback only; delivers nothing; arrivals at ${gw.url}/)`);
     return { close: gw.close, graceMs: 1000 };
   });

@@ -42,7 +42,6 @@ import { entryScript, parseProcfile, ProcessGroup, readProcfile, type ExitInfo }
 import { createKnex, migrateLatest } from '../db/knex.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../db/seeds/demo.js';
 import { seedDemoWabot } from '../db/seeds/demo-wabot.js';
-import { wabotDemoPort, wabotDemoWanted } from './dev-wabot.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SELF = fileURLToPath(import.meta.url);
@@ -163,8 +162,9 @@ async function runSupervisor(): Promise<void> {
       return true;
     });
     // issue 10 item 6: the fake chat gateway, a dev-only process (not in the Procfile)
-    const wabotPort = wabotDemoWanted() ? wabotDemoPort() : null;
+    const wabotPort = config.wabotDemo ? config.wabotDemoPort : null;
     if (wabotPort !== null && fs.existsSync(path.join(ROOT, 'bin', 'dev-wabot.ts'))) {
+      if (wabotPort === 0) throw new ConfigError('WABOT_DEMO_PORT must be a fixed port (the demo seed stores it)');
       if (await portOpen(wabotPort))
         throw new ConfigError(
           `WABOT_DEMO_PORT ${wabotPort} is already in use: stop what uses it, set WABOT_DEMO_PORT or WABOT_DEMO=off`,
