@@ -7,7 +7,8 @@ import { saveWabotConfig } from '../../api/wabot/service.js';
  * (bin/dev-wabot.ts) with two accounts, "Fake A" (weight 2, 6 a minute, 5 s apart) and "Fake B"
  * (weight 1, 3 a minute, 10 s apart), the bot enabled. Written through the configuration service
  * (validation, sealed tokens, audit), so it needs APP_KEY; run by bin/dev.ts on every start and a
- * no-op once the tenant has a chat-bot configuration, so an existing `.data` gets it too.
+ * no-op once the tenant has a chat-bot configuration (except that the two fake accounts follow a
+ * changed WABOT_DEMO_PORT), so an existing `.data` gets it too.
  */
 
 /** Device tokens of the demo accounts and the labels the fake gateway shows for them (not secrets: fake devices). */
@@ -15,6 +16,9 @@ export const DEMO_WABOT_DEVICES: Readonly<Record<string, string>> = Object.freez
   'demo-fake-a-device-token': 'Fake A',
   'demo-fake-b-device-token': 'Fake B',
 });
+
+/** Ids of the demo accounts. */
+const DEMO_ACCOUNT_IDS = ['fake-a', 'fake-b'];
 
 /** The default test recipient of the demo (a made-up Indonesian mobile number). */
 export const DEMO_WABOT_TEST_NUMBER = '0812 0000 0001';
@@ -38,7 +42,17 @@ export async function seedDemoWabot(
   const tenant = await knex('tenants').where({ slug }).first('id');
   if (!tenant) return 'no_tenant';
   const scope = new TenantScope(knex, tenant.id);
-  if (await scope.table('wabot_settings').first('id')) return 'exists';
+  if (await scope.table('wabot_settings').first('id')) {
+    // the demo's own accounts follow the gateway when WABOT_DEMO_PORT changed; nothing else is touched
+    const moved = await scope
+      .table('wabot_accounts')
+      .whereIn('account_id', DEMO_ACCOUNT_IDS)
+      .where('base_url', 'like', 'http://127.0.0.1:%')
+      .whereNot('base_url', opts.gatewayUrl)
+      .update({ base_url: opts.gatewayUrl, updated_at: new Date() });
+    if (moved) opts.log?.(`demo chat bot: ${moved} fake account(s) of ${slug} now point at ${opts.gatewayUrl}`);
+    return 'exists';
+  }
   const [a, b] = Object.keys(DEMO_WABOT_DEVICES);
   const account = (id: string, label: string, token: string, weight: number, perMinute: number, delay: number) => ({
     id,
@@ -62,7 +76,10 @@ export async function seedDemoWabot(
       settings: {
         enabled: true,
         base_url: opts.gatewayUrl,
-        accounts: [account('fake-a', 'Fake A', a, 2, 6, 5), account('fake-b', 'Fake B', b, 1, 3, 10)],
+        accounts: [
+          account(DEMO_ACCOUNT_IDS[0], 'Fake A', a, 2, 6, 5),
+          account(DEMO_ACCOUNT_IDS[1], 'Fake B', b, 1, 3, 10),
+        ],
       },
     },
   );

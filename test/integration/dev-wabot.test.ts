@@ -105,6 +105,15 @@ describe('db/seeds/demo-wabot.ts: the demo chat bot on the fake gateway', () => 
     const opts = { gatewayUrl, tenantSlug: f.tenant.slug };
     expect(await seedDemoWabot(env.knex, app.appKey, opts)).to.equal('seeded');
     expect(await seedDemoWabot(env.knex, app.appKey, opts)).to.equal('exists');
+    const moved = { ...opts, gatewayUrl: 'http://127.0.0.1:4002' };
+    expect(await seedDemoWabot(env.knex, app.appKey, moved)).to.equal('exists');
+    const urls = await env
+      .knex('wabot_accounts')
+      .where({ tenant_id: f.tenant.id })
+      .orderBy('position')
+      .pluck('base_url');
+    expect(urls).to.deep.equal(['http://127.0.0.1:4002', 'http://127.0.0.1:4002']);
+    expect(await seedDemoWabot(env.knex, app.appKey, opts)).to.equal('exists');
     expect(await seedDemoWabot(env.knex, app.appKey, { ...opts, tenantSlug: 'no-such-tenant' })).to.equal('no_tenant');
     const res = await app.request('GET', '/api/wabot/config', { token: f.adminToken });
     expect(res.status).to.equal(200);
