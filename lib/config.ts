@@ -49,6 +49,10 @@ export interface Config {
   dataDir: string;
   /** Start the demo mail server under `npm start` (MAIL_DEMO=off disables it). */
   mailDemo: boolean;
+  /** Start the fake wablas gateway under `npm start` (WABOT_DEMO=off disables it; issue 10 item 6). */
+  wabotDemo: boolean;
+  /** Loopback port of the fake wablas gateway (WABOT_DEMO_PORT, default 3002). */
+  wabotDemoPort: number;
   /** PEM file of an extra CA the mailbox client trusts for IMAP/SMTP TLS (MAIL_TLS_CA_FILE), if any. */
   mailTlsCaFile?: string;
   /** How long a stopping process waits for in-flight requests and jobs, in ms (SHUTDOWN_GRACE_MS, default 25000). */
@@ -232,6 +236,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: flag(env, 'TRUST_PROXY', false),
     dataDir,
     mailDemo: flag(env, 'MAIL_DEMO', true),
+    wabotDemo: flag(env, 'WABOT_DEMO', true),
+    wabotDemoPort: port(env, 'WABOT_DEMO_PORT', 3002),
     mailTlsCaFile: env.MAIL_TLS_CA_FILE || undefined,
     shutdownGraceMs: positiveInt(env, 'SHUTDOWN_GRACE_MS', 25_000),
     storage: storageConfig(env, dataDir),
