@@ -19,6 +19,7 @@ import { configureJobDeps } from '../jobs/deps.js';
 import type { Clock } from '../lib/clock.js';
 import { createStorage, type Storage } from '../lib/storage/index.js';
 import type { ChatSendConfigSource } from '../jobs/wabot/send-config.js';
+import { loadChatSendConfig } from '../jobs/wabot/load-config.js';
 import { registry as defaultRegistry, type QueueRegistration } from './registry.js';
 
 /**
@@ -64,8 +65,8 @@ export interface StartWorkersOptions {
   /** BullMQ stalledInterval in ms (WORKER_STALLED_INTERVAL_MS; default BullMQ's 30000). */
   stalledIntervalMs?: number;
   /**
-   * Where wabot-send loads a tenant's chat configuration (tests pass in-memory ones). Without it
-   * every chat send fails `account_unavailable` until the configuration loader is wired.
+   * Where wabot-send loads a tenant's chat configuration (default: loadChatSendConfig from the
+   * tenant's saved settings, secrets opened with appKey; tests pass in-memory ones).
    */
   chatConfig?: ChatSendConfigSource;
   /** wabot-send's knobs for tests and the benchmark (JobDeps.chatSend). */
@@ -152,7 +153,7 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
     queues: producers,
     storage: opts.storage,
     redis: connection,
-    chatConfig: opts.chatConfig ?? (async () => null),
+    chatConfig: opts.chatConfig ?? ((tenantId) => loadChatSendConfig(opts.knex, opts.appKey, tenantId)),
     chatSend: opts.chatSend,
   });
 
