@@ -26,7 +26,7 @@ const need = (name: string): string => {
 };
 const num = (name: string): number | undefined => (env[name] ? Number(env[name]) : undefined);
 
-const knex = createKnex(need('DATABASE_URL'), { min: 0, max: 6 });
+const knex = createKnex(need('DATABASE_URL'), { min: 0, max: 10 });
 const configs = new Map((JSON.parse(need('WABOT_CONFIGS')) as ChatSendConfig[]).map((c) => [c.tenantId, c]));
 const handle = await startWorkers({
   redisUrl: need('REDIS_URL'),
