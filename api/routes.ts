@@ -17,6 +17,7 @@ import { invoiceRoutes } from './invoices/routes.js';
 import { customerRoutes } from './customers/routes.js';
 import { emailRoutes } from './email/routes.js';
 import { communicationRoutes } from './communications/routes.js';
+import { wabotRoutes } from './wabot/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -41,4 +42,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...customerRoutes,
   ...emailRoutes,
   ...communicationRoutes,
+  ...wabotRoutes,
 ];

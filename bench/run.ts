@@ -7,6 +7,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   'mailbox-list': () => import('./mailbox-list.js'),
   'billing-cycle': () => import('./billing-cycle.js'),
   'admin-customers': () => import('./admin-customers.js'),
+  'wabot-throttle': () => import('./wabot-throttle.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -17,6 +17,11 @@
  * Extension point (issue 3): when bin/dev-mail.ts exists and MAIL_DEMO is not "off", it is imported
  * and its `startMailDemo({dataDir, env, log})` is called before the processes are spawned; it returns
  * `{env, banner, stop}` (see MailDemo below).
+ *
+ * Issue 10 item 6: unless WABOT_DEMO is off, the fake wablas gateway (bin/dev-wabot.ts) runs as the
+ * process `wabot` on WABOT_DEMO_PORT (default 3002), demo-isp's chat bot is configured to send
+ * through it (db/seeds/demo-wabot.ts, once per database, also on an existing .data), and the banner
+ * names its page.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -29,12 +34,14 @@ import {
   inheritedEnv,
   isDevSupervisor,
   loadConfig,
+  parseAppKey,
 } from '../lib/config.js';
 import { resolveAppKey, resolveDatabase, resolveRedis, type Resolved } from '../lib/infra/embedded.js';
 import { portOpen } from '../lib/infra/free-port.js';
-import { entryScript, ProcessGroup, readProcfile, type ExitInfo } from '../lib/infra/procfile.js';
+import { entryScript, parseProcfile, ProcessGroup, readProcfile, type ExitInfo } from '../lib/infra/procfile.js';
 import { createKnex, migrateLatest } from '../db/knex.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../db/seeds/demo.js';
+import { seedDemoWabot } from '../db/seeds/demo-wabot.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SELF = fileURLToPath(import.meta.url);
@@ -154,6 +161,17 @@ async function runSupervisor(): Promise<void> {
       }
       return true;
     });
+    // issue 10 item 6: the fake chat gateway, a dev-only process (not in the Procfile)
+    const wabotPort = config.wabotDemo ? config.wabotDemoPort : null;
+    if (wabotPort !== null && fs.existsSync(path.join(ROOT, 'bin', 'dev-wabot.ts'))) {
+      if (wabotPort === 0) throw new ConfigError('WABOT_DEMO_PORT must be a fixed port (the demo seed stores it)');
+      if (await portOpen(wabotPort))
+        throw new ConfigError(
+          `WABOT_DEMO_PORT ${wabotPort} is already in use: stop what uses it, set WABOT_DEMO_PORT or WABOT_DEMO=off`,
+        );
+      runnable.push(...parseProcfile('wabot: node --import tsx bin/dev-wabot.ts'));
+    }
+    const wabotUrl = runnable.some((e) => e.name === 'wabot') ? `http://127.0.0.1:${wabotPort}` : null;
     const hasMail = runnable.some((e) => e.name === 'mail');
     if (runnable.some((e) => e.name === 'web') && (await portOpen(config.port)))
       throw new ConfigError(`PORT ${config.port} is already in use: stop what uses it or set PORT`);
@@ -176,7 +194,10 @@ async function runSupervisor(): Promise<void> {
         `Redis: ${redis.source === 'env' ? 'REDIS_URL' : redis.url + pidOf(redis)}`,
     );
 
-    const logins = await prepareDatabase(db.url);
+    const logins = await prepareDatabase(
+      db.url,
+      wabotUrl ? { appKey: parseAppKey(appKey.value), gatewayUrl: wabotUrl } : null,
+    );
     if (await stopIfAsked()) return;
 
     const env: Record<string, string> = {
@@ -187,6 +208,7 @@ async function runSupervisor(): Promise<void> {
       APP_KEY: appKey.value,
       PUBLIC_BASE_URL: config.publicBaseUrl,
       MAIL_BASE_URL: config.mailBaseUrl,
+      ...(wabotUrl ? { WABOT_DEMO_PORT: String(wabotPort) } : {}),
     };
     mailDemo = await startMailDemo(dataDir, env);
     if (await stopIfAsked()) return;
@@ -205,12 +227,20 @@ async function runSupervisor(): Promise<void> {
     if (runnable.some((e) => e.name === 'web'))
       await waitForHttp(`http://127.0.0.1:${config.port}/api/external/v1/health`, () => currentPhase() !== 'running');
     if (hasMail) await waitForPort(config.mailPort, () => currentPhase() !== 'running');
+    if (wabotUrl) await waitForPort(wabotPort!, () => currentPhase() !== 'running');
     if (currentPhase() !== 'running') return;
     printBanner({
       config,
       hasMail,
       logins,
-      mailBanner: mailDemo?.banner ?? [],
+      mailBanner: [
+        ...(mailDemo?.banner ?? []),
+        ...(wabotUrl
+          ? [
+              `Fake WhatsApp      ${wabotUrl}/   (FAKE wablas gateway: delivers nothing; demo-isp's chat bot sends here)`,
+            ]
+          : []),
+      ],
       dataDir,
       db,
       redis,
@@ -223,14 +253,21 @@ async function runSupervisor(): Promise<void> {
   }
 }
 
-/** Migrations, then the demo seed when the database has no tenant. @returns the demo logins that exist */
-async function prepareDatabase(url: string): Promise<(typeof DEMO_LOGINS)[number][]> {
+/**
+ * Migrations, then the demo seed when the database has no tenant, then (with `wabot`) demo-isp's
+ * chat bot on the fake gateway when it has none. @returns the demo logins that exist
+ */
+async function prepareDatabase(
+  url: string,
+  wabot: { appKey: Buffer; gatewayUrl: string } | null,
+): Promise<(typeof DEMO_LOGINS)[number][]> {
   const knex = createKnex(url, { min: 0, max: 2 });
   try {
     const applied = await migrateLatest(knex);
     log(applied.length ? `applied ${applied.length} migration(s)` : 'database schema is up to date');
     const seeded = await seedDemo(knex, { log });
     if (!seeded.seeded) log('database already has tenants: demo seed skipped');
+    if (wabot) await seedDemoWabot(knex, wabot.appKey, { gatewayUrl: wabot.gatewayUrl, log });
     const present = new Set(
       (await knex('users')
         .whereIn(

@@ -29,7 +29,9 @@ export type TenantTable =
   | 'external_email_accounts'
   | 'communication_messages'
   | 'communication_attachments'
-  | 'email_seen_uidls';
+  | 'email_seen_uidls'
+  | 'wabot_settings'
+  | 'wabot_accounts';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -57,6 +59,8 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'communication_messages',
   'communication_attachments',
   'email_seen_uidls',
+  'wabot_settings',
+  'wabot_accounts',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

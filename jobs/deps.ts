@@ -5,6 +5,8 @@ import type { Queues } from './queues.js';
 import type { OltAdapter } from './adapters/olt/types.js';
 import type { NetworkAdapter } from './adapters/network/types.js';
 import type { Storage } from '../lib/storage/index.js';
+import type { Redis } from 'ioredis';
+import type { ChatSendConfigSource } from './wabot/send-config.js';
 
 /**
  * What processors need from their process: the knex instance, the logger, the APP_KEY and the clock. BullMQ
@@ -38,6 +40,30 @@ export interface JobDeps {
   networkAdapters?: Readonly<Record<string, NetworkAdapter>>;
   /** The file storage driver, for processors that store files (imap-sync: e-mail attachments). */
   storage?: Storage;
+  /**
+   * A Redis client for processors' own scripts (wabot-send: the routing and the per-account
+   * limiter). startWorkers sets it to the workers' connection.
+   */
+  redis?: Redis;
+  /**
+   * Loads a tenant's chat-bot configuration with its secrets opened (wabot-send; issue 10 items 2,
+   * 3). startWorkers sets the real loader; tests pass in-memory configurations.
+   */
+  chatConfig?: ChatSendConfigSource;
+  /**
+   * The send path's knobs for tests and the benchmark: `timeScale` divides the limiter's window and
+   * delays (default WABOT_TIME_SCALE, else 1); `keyPrefix` of its Redis keys (default `wabot`);
+   * `grantLog` keeps that many grant-log entries per account (default 0); `timeoutMs` of a
+   * provider call (default 10000); `rootOverride` replaces every provider's API root (never from
+   * tenant settings).
+   */
+  chatSend?: {
+    timeScale?: number;
+    keyPrefix?: string;
+    grantLog?: number;
+    timeoutMs?: number;
+    rootOverride?: string;
+  };
 }
 
 let current: JobDeps | null = null;

@@ -27,6 +27,7 @@ export const QUEUE_NAMES = [
   'customer-network',
   'imap-sync',
   'email-send',
+  'wabot-send',
 ] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];

@@ -49,6 +49,10 @@ export interface Config {
   dataDir: string;
   /** Start the demo mail server under `npm start` (MAIL_DEMO=off disables it). */
   mailDemo: boolean;
+  /** Start the fake wablas gateway under `npm start` (WABOT_DEMO=off disables it; issue 10 item 6). */
+  wabotDemo: boolean;
+  /** Loopback port of the fake wablas gateway (WABOT_DEMO_PORT, default 3002). */
+  wabotDemoPort: number;
   /** PEM file of an extra CA the mailbox client trusts for IMAP/SMTP TLS (MAIL_TLS_CA_FILE), if any. */
   mailTlsCaFile?: string;
   /** How long a stopping process waits for in-flight requests and jobs, in ms (SHUTDOWN_GRACE_MS, default 25000). */
@@ -63,6 +67,11 @@ export interface Config {
   faults: FaultLimits;
   /** Limits against abusive clients of the web and mail services (issue 7 "Abuse"). */
   abuse: AbuseLimits;
+  /**
+   * WABOT_TIME_SCALE (tests and the benchmark; default 1): divides the chat send limiter's 60 s
+   * window and its delays (jobs/wabot/limiter.ts).
+   */
+  wabotTimeScale: number;
 }
 
 /**
@@ -126,6 +135,15 @@ function nonNegativeInt(env: NodeJS.ProcessEnv, name: string, def: number): numb
   const n = Number(raw);
   if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n))
     throw new ConfigError(`${name} must be a whole number (0 or more), got "${raw}"`);
+  return n;
+}
+
+function positiveNumber(env: NodeJS.ProcessEnv, name: string, def: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw.trim()) || !(n > 0))
+    throw new ConfigError(`${name} must be a number greater than 0, got "${raw}"`);
   return n;
 }
 
@@ -218,6 +236,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: flag(env, 'TRUST_PROXY', false),
     dataDir,
     mailDemo: flag(env, 'MAIL_DEMO', true),
+    wabotDemo: flag(env, 'WABOT_DEMO', true),
+    wabotDemoPort: port(env, 'WABOT_DEMO_PORT', 3002),
     mailTlsCaFile: env.MAIL_TLS_CA_FILE || undefined,
     shutdownGraceMs: positiveInt(env, 'SHUTDOWN_GRACE_MS', 25_000),
     storage: storageConfig(env, dataDir),
@@ -230,6 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dbAcquireTimeoutMs: positiveInt(env, 'DB_ACQUIRE_TIMEOUT_MS', 3000),
     },
     abuse: abuseLimits(env),
+    wabotTimeScale: positiveNumber(env, 'WABOT_TIME_SCALE', 1),
   };
 }
 

@@ -18,6 +18,8 @@ import {
 import { configureJobDeps } from '../jobs/deps.js';
 import type { Clock } from '../lib/clock.js';
 import { createStorage, type Storage } from '../lib/storage/index.js';
+import type { ChatSendConfigSource } from '../jobs/wabot/send-config.js';
+import { loadChatSendConfig } from '../jobs/wabot/load-config.js';
 import { registry as defaultRegistry, type QueueRegistration } from './registry.js';
 
 /**
@@ -62,6 +64,13 @@ export interface StartWorkersOptions {
   lockDurationMs?: number;
   /** BullMQ stalledInterval in ms (WORKER_STALLED_INTERVAL_MS; default BullMQ's 30000). */
   stalledIntervalMs?: number;
+  /**
+   * Where wabot-send loads a tenant's chat configuration (default: loadChatSendConfig from the
+   * tenant's saved settings, secrets opened with appKey; tests pass in-memory ones).
+   */
+  chatConfig?: ChatSendConfigSource;
+  /** wabot-send's knobs for tests and the benchmark (JobDeps.chatSend). */
+  chatSend?: import('../jobs/deps.js').JobDeps['chatSend'];
 }
 
 /**
@@ -134,6 +143,8 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
   const logger = opts.logger;
   const logError = throttledLogger(logger);
   const producers = createQueues(opts.redisUrl, { prefix }); // processors that enqueue (onu-poll sweep)
+  const connection = new Redis(opts.redisUrl, workerRedisOptions());
+  connection.on('error', (err) => logError('connection', { err: err.message }, 'worker redis connection error'));
   configureJobDeps({
     knex: opts.knex,
     logger,
@@ -141,14 +152,14 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
     clock: opts.clock,
     queues: producers,
     storage: opts.storage,
+    redis: connection,
+    chatConfig: opts.chatConfig ?? ((tenantId) => loadChatSendConfig(opts.knex, opts.appKey, tenantId)),
+    chatSend: opts.chatSend,
   });
 
   const runnable = names.filter((n) => registry[n]);
   const skipped = names.filter((n) => !registry[n]);
   for (const n of skipped) logger.warn({ queue: n }, `no processor registered for queue ${n}; skipped`);
-
-  const connection = new Redis(opts.redisUrl, workerRedisOptions());
-  connection.on('error', (err) => logError('connection', { err: err.message }, 'worker redis connection error'));
 
   const workers = new Map<QueueName, Worker>();
   const shutdown: ShutdownState = { aborting: false, running: new Map() };
@@ -357,6 +368,7 @@ export async function startWorkerProcess(env?: NodeJS.ProcessEnv): Promise<Runni
     shutdownGraceMs: config.shutdownGraceMs,
     lockDurationMs: config.workerLockDurationMs,
     stalledIntervalMs: config.workerStalledIntervalMs,
+    chatSend: { timeScale: config.wabotTimeScale },
   });
   return {
     graceMs: config.shutdownGraceMs,

@@ -9,6 +9,7 @@ import * as billingCycle from '../jobs/billing-cycle.js';
 import * as customerNetwork from '../jobs/customer-network.js';
 import * as imapSync from '../jobs/imap-sync.js';
 import * as emailSend from '../jobs/email-send.js';
+import * as wabotSend from '../jobs/wabot-send.js';
 
 /**
  * How the worker process runs one queue (DESIGN.md §1, §3).
@@ -39,4 +40,5 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
   'customer-network': { processor: customerNetwork.process, concurrency: 4, scheduler: customerNetwork.scheduler },
   'imap-sync': { processor: imapSync.process, concurrency: 4, scheduler: imapSync.scheduler },
   'email-send': { processor: emailSend.process, concurrency: 4, scheduler: emailSend.scheduler },
+  'wabot-send': { processor: wabotSend.process, concurrency: 10, scheduler: wabotSend.scheduler },
 };

@@ -49,4 +49,6 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
   email: "The tenant's e-mail account, its sync into the inbox and the connection test (email.manage; module email).",
   communications:
     'The inbox and outbox of every channel: e-mail (email.manage, module email), WhatsApp and Messenger (wabot.manage, module wabot).',
+  wabot:
+    'The chat bot: its gateway configuration and accounts (secrets write-only), the inbound webhook URL (wabot.manage; module wabot).',
 };

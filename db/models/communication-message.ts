@@ -54,6 +54,16 @@ export class CommunicationMessage extends Model {
   deleted_at!: Date | null;
   created_at!: Date;
   updated_at!: Date;
+  /** Chat rows (issue 10 item 3): phone, group or conversation; null for e-mail. */
+  recipient_kind!: 'phone' | 'group' | 'conversation' | null;
+  /** Chat rows: sent by a person's action (Test, Resend); settings.enabled false does not stop it. */
+  manual!: boolean;
+  /** Chat rows: the failed row this one resends. */
+  resent_from_id!: number | null;
+  /** Chat rows: when the send may happen next (a limiter or provider wait), null = now. */
+  available_at!: Date | null;
+  /** Chat rows: requests started (see jobs/wabot-send.ts). */
+  send_attempts!: number;
 
   static relationMappings = () => ({
     attachments: {

@@ -21,3 +21,5 @@ export { BillingRun, type BillingRunStatus } from './billing-run.js';
 export { ExternalEmailAccount, type EmailSyncStatus } from './external-email-account.js';
 export { CommunicationMessage, type CommunicationChannel, type CommunicationStatus } from './communication-message.js';
 export { CommunicationAttachment } from './communication-attachment.js';
+export { WabotSetting } from './wabot-setting.js';
+export { WabotAccount } from './wabot-account.js';

@@ -1,0 +1,27 @@
+/**
+ * Redis keys of the chat bot's send path (issue 10 item 3). Each key carries a hash tag, so the Lua
+ * script that uses it runs on one Redis Cluster slot:
+ * - routing: one hash per tenant, `{wabot:t<tenant>}:rr`;
+ * - limiter: per account, `{wabot:t<tenant>:a<account>}:grants` (the recent grant times),
+ *   `...:log` (the optional grant log stream) and the waiting room `...:wait` (message ids by
+ *   first denial) and `...:seen` (by last denial).
+ * Account ids are `[A-Za-z0-9_-]{1,80}` (issue 10 item 2), so they never contain `{`, `}` or `:`.
+ */
+
+/** Default key prefix; tests and the benchmark may pass their own. */
+export const WABOT_KEY_PREFIX = 'wabot';
+
+/** The routing state hash of a tenant. */
+export function routingKey(tenantId: number, prefix = WABOT_KEY_PREFIX): string {
+  return `{${prefix}:t${tenantId}}:rr`;
+}
+
+/** The limiter keys of one account: [grants list, grant log stream, waiting room, seen], one hash tag. */
+export function limiterKeys(
+  tenantId: number,
+  accountId: string,
+  prefix = WABOT_KEY_PREFIX,
+): [string, string, string, string] {
+  const tag = `{${prefix}:t${tenantId}:a${accountId}}`;
+  return [`${tag}:grants`, `${tag}:log`, `${tag}:wait`, `${tag}:seen`];
+}
