@@ -38,6 +38,11 @@ export interface JobDeps {
   networkAdapters?: Readonly<Record<string, NetworkAdapter>>;
   /** The file storage driver, for processors that store files (imap-sync: e-mail attachments). */
   storage?: Storage;
+  /**
+   * imap-sync: longest wait for a mail server to connect, greet or answer, in ms (default 10 s);
+   * tests use a short one for a server that accepts TCP and never answers.
+   */
+  mailTimeoutMs?: number;
 }
 
 let current: JobDeps | null = null;

@@ -54,12 +54,14 @@ export interface SourceContext {
   clock: Clock;
   job: JobLike<unknown>;
   signal?: AbortSignal;
+  /** longest wait for the server to connect, greet or answer a login, in ms (default 10 s) */
+  timeoutMs?: number;
 }
 
 /** Connects and logs in; the signal closes the connection. @throws MailAuthError, MailServerError */
 async function connect(c: SourceContext): Promise<ImapFlow> {
   if (c.signal?.aborted) throw new MailServerError('imap', 'ABORTED', 'IMAP sync aborted');
-  const client = new ImapFlow(imapOptions(c.logins.incoming, 10_000));
+  const client = new ImapFlow(imapOptions(c.logins.incoming, c.timeoutMs ?? 10_000));
   client.on('error', () => {
     /* surfaced by the failing command */
   });

@@ -221,10 +221,11 @@ protocol lmtp {
 
 /**
  * Starts a real Dovecot (Debian dovecot-imapd + dovecot-pop3d + dovecot-lmtpd, installed with
- * apt-get when missing and root) as a child: `dovecot -F -c <dir>/dovecot.conf`, IMAP, POP3 and LMTP on 127.0.0.1, plaintext
- * auth against `<dir>/users`, maildirs under `<dir>/mail` owned by nobody (DESIGN.md §2 and §7).
- * Reuses an existing passwd-file and mail dir (persistent demo). With `opts.tls` also STARTTLS and
- * an imaps and a pop3s listener (see {@link DovecotOptions.tls}). Resolves once every port accepts connections.
+ * apt-get when missing and root) as a child: `dovecot -F -c <dir>/dovecot.conf`, IMAP, POP3 and
+ * LMTP on 127.0.0.1, plaintext auth against `<dir>/users`, maildirs under `<dir>/mail` owned by
+ * nobody (DESIGN.md §2 and §7). Reuses an existing passwd-file and mail dir (persistent demo). With
+ * `opts.tls` also STARTTLS and an imaps and a pop3s listener (see {@link DovecotOptions.tls}).
+ * Resolves once every port accepts connections.
  * @throws Error when Dovecot is missing and cannot be installed, or does not come up in 15 s (with the log tail)
  */
 export async function startDovecot(opts: DovecotOptions): Promise<LocalDovecot> {
