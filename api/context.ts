@@ -32,6 +32,8 @@ export interface AppDeps {
     secureCookies?: boolean;
     /** APP_KEY (32 bytes): seals write-only credentials at rest (OLT and NAS credentials; lib/crypto.ts). */
     appKey?: Buffer;
+    /** How long POST /api/auth/email-settings/test-incoming waits for its job, in ms (default 30 s; tests use less). */
+    emailTestWaitMs?: number;
   };
 }
 

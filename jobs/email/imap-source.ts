@@ -89,6 +89,15 @@ async function withInbox<T>(c: SourceContext, fn: (client: ImapFlow) => Promise<
   }
 }
 
+/**
+ * imapflow answers a FETCH or download on a connection that has gone with nothing instead of an
+ * error: without this check a sync would move its cursor past messages it never read.
+ * @throws MailServerError NoConnection when the connection is no longer usable
+ */
+function ensureUsable(client: ImapFlow) {
+  if (!client.usable) throw new MailServerError('imap', 'NoConnection', 'IMAP connection closed by the server');
+}
+
 /** The external key of an IMAP message. */
 const keyOf = (uidValidity: number, uid: number) => `imap:${uidValidity}:${uid}`;
 
@@ -108,7 +117,10 @@ async function importOne(
   if (await alreadyStored(c.knex, c.account.tenant_id, accountRef, key, messageId))
     return { outcome: 'skipped', id: null };
   const dl = await client.download(String(m.uid), undefined, { uid: true });
-  if (!dl.content) return { outcome: 'skipped', id: null };
+  if (!dl.content) {
+    ensureUsable(client);
+    return { outcome: 'skipped', id: null };
+  }
   const res = await storeInbound(
     c.knex,
     c.storage,
@@ -181,6 +193,7 @@ export async function syncImap(c: SourceContext): Promise<SyncCounts> {
         { uid: true, internalDate: true, envelope: true },
         { uid: true },
       );
+      ensureUsable(client);
       msgs.sort((a, b) => a.uid - b.uid);
       for (const m of msgs) {
         if (c.signal?.aborted) throw new MailServerError('imap', 'ABORTED', 'IMAP sync aborted');

@@ -80,7 +80,10 @@ export interface LocalDovecot {
   hasUser(email: string): Promise<boolean>;
   /** Checks a login against the passwd-file (constant-time password comparison). */
   checkPassword(email: string, password: string): Promise<boolean>;
-  /** Stops the child (SIGTERM; Dovecot drops its client connections) and waits for the ports to close. */
+  /**
+   * Stops the child (SIGTERM; then SIGKILL for its session processes still alive, so every client
+   * connection is dropped) and waits for the ports to close.
+   */
   stop(): Promise<void>;
   /** Starts it again on the same ports and data (no-op when running). */
   start(): Promise<void>;
@@ -316,6 +319,9 @@ export async function startDovecot(opts: DovecotOptions): Promise<LocalDovecot> 
     const c = child;
     if (!c) return;
     child = null;
+    // the master's children, among them the IMAP/POP3 processes of open sessions: one that
+    // outlives the master (it is busy, or its log pipe is gone) would keep serving its client
+    const sessions = c.pid ? await childPids(c.pid) : [];
     c.kill('SIGTERM');
     // a login process still holding a client (e.g. after a failed login) delays the master's
     // exit by up to 30 s: after a grace second, end the master's remaining children by pid
@@ -324,17 +330,12 @@ export async function startDovecot(opts: DovecotOptions): Promise<LocalDovecot> 
       new Promise<boolean>((r) => setTimeout(() => r(false), 1000)),
     ]);
     if (!exitedInTime && c.pid) {
-      for (const pid of await childPids(c.pid)) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-      }
+      for (const pid of await childPids(c.pid)) killQuietly(pid);
     }
     const t = setTimeout(() => c.kill('SIGKILL'), 10_000);
     await c;
     clearTimeout(t);
+    for (const pid of sessions) if (await isDovecotProcess(pid)) killQuietly(pid);
     for (let i = 0; i < 250 && (await anyOpen()); i++) await new Promise((r) => setTimeout(r, 20));
   };
   await start();
@@ -410,6 +411,21 @@ export async function startDovecot(opts: DovecotOptions): Promise<LocalDovecot> 
     stop,
     start,
   };
+}
+
+/** SIGKILL, ignoring a process that is already gone. */
+function killQuietly(pid: number) {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    /* already gone */
+  }
+}
+
+/** True while `pid` is still a Dovecot process (its title starts with "dovecot"; guards against a reused pid). */
+async function isDovecotProcess(pid: number): Promise<boolean> {
+  const cmd = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  return cmd.startsWith('dovecot');
 }
 
 /** Pids of the direct children of `ppid` (from /proc/<pid>/stat). */
