@@ -34,6 +34,8 @@ export interface AppDeps {
     appKey?: Buffer;
     /** How long POST /api/communications/{id}/reply-email waits for the send, in ms (default 30000; issue 9 item 5). */
     emailReplyWaitMs?: number;
+    /** How long POST /api/auth/email-settings/test-incoming waits for its job, in ms (default 30 s; tests use less). */
+    emailTestWaitMs?: number;
   };
 }
 

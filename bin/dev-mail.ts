@@ -5,7 +5,9 @@
  * domain demo.mail.test (IMAP/SMTP on those loopback ports, security none, no panel), the
  * mailboxes info@ and support@ with a few e-mails, a demo operator, and a fresh demo API key with
  * every scope (the previous demo key is revoked: a plain key is never stored, so each start prints
- * a new one). Called by bin/dev.ts after the migrations unless MAIL_DEMO=off.
+ * a new one). Issue 9: a third mailbox cs@ holding e-mails from demo-isp's customers, and demo-isp's
+ * e-mail account pointing at it (bin/dev-mail-account.ts). Called by bin/dev.ts after the
+ * migrations unless MAIL_DEMO=off.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -20,6 +22,8 @@ import { hashPassword } from '../api/auth/service.js';
 import { createApiKey, PERMISSION_SETS, revokeApiKey } from '../api/mail/keys/service.js';
 import { DEMO_PASSWORD } from '../db/seeds/demo.js';
 import { demoMessages } from './dev-mail-messages.js';
+import { DEMO_ACCOUNT_EMAIL, DEMO_ACCOUNT_TENANT, ensureDemoEmailAccount } from './dev-mail-account.js';
+import { parseAppKey } from '../lib/config.js';
 
 export const DEMO_MAIL_DOMAIN = 'demo.mail.test';
 export const DEMO_MAILBOXES = [
@@ -44,6 +48,8 @@ interface DemoState {
   smtpPort: number;
   passwords: Record<string, string>;
   delivered: boolean;
+  /** the e-mails of the demo e-mail account's mailbox (cs@) were delivered (issue 9) */
+  accountDelivered: boolean;
 }
 
 /**
@@ -58,6 +64,8 @@ export async function startMailDemo(opts: {
   dataDir: string;
   env: Record<string, string>;
   log: (line: string) => void;
+  /** the tenant whose e-mail account points at cs@ (default demo-isp; tests use their own) */
+  accountTenant?: string;
 }): Promise<MailDemo> {
   const { dataDir, env, log } = opts;
   if (!env.DATABASE_URL) throw new Error('startMailDemo needs DATABASE_URL');
@@ -88,6 +96,9 @@ export async function startMailDemo(opts: {
 
     const mailboxes = DEMO_MAILBOXES.map((m) => ({ ...m, email: `${m.local}@${DEMO_MAIL_DOMAIN}` }));
     const missing = [];
+    state.passwords[DEMO_ACCOUNT_EMAIL] ??= `demo-${crypto.randomBytes(6).toString('hex')}`;
+    if (!(await dc.hasUser(DEMO_ACCOUNT_EMAIL)))
+      missing.push({ email: DEMO_ACCOUNT_EMAIL, password: state.passwords[DEMO_ACCOUNT_EMAIL] });
     for (const m of mailboxes) {
       state.passwords[m.email] ??= `demo-${crypto.randomBytes(6).toString('hex')}`;
       if (!(await dc.hasUser(m.email))) missing.push({ email: m.email, password: state.passwords[m.email] });
@@ -105,6 +116,21 @@ export async function startMailDemo(opts: {
     knex = createKnex(env.DATABASE_URL, { min: 0, max: 2 });
     const rows = await ensureDemoRows(knex, { imapPort, smtpPort: relay.port, mailboxes });
     const key = await freshDemoKey(knex, rows);
+    const accountTenant = opts.accountTenant ?? DEMO_ACCOUNT_TENANT;
+    const account = env.APP_KEY
+      ? await ensureDemoEmailAccount(knex, dc, {
+          appKey: parseAppKey(env.APP_KEY),
+          password: state.passwords[DEMO_ACCOUNT_EMAIL],
+          smtpPort: relay.port,
+          delivered: state.accountDelivered,
+          tenantSlug: accountTenant,
+        })
+      : null;
+    if (account?.tenant && !state.accountDelivered) {
+      state.accountDelivered = true;
+      await writeState(stateFile, state);
+    }
+    if (!account?.tenant) log(`no tenant ${accountTenant} (or no APP_KEY): its demo e-mail account is not set up`);
     await knex.destroy();
     knex = null;
 
@@ -115,6 +141,11 @@ export async function startMailDemo(opts: {
       ...mailboxes.map((m) => `  mailbox          ${m.email.padEnd(26)} password ${state.passwords[m.email]}`),
       `  dashboard        ${base}/login as ${DEMO_OPERATOR_EMAIL} / ${DEMO_PASSWORD}`,
       `  demo API key     ${key}   (all scopes, both mailboxes; a new one each start)`,
+      ...(account?.tenant
+        ? [
+            `  e-mail account   ${DEMO_ACCOUNT_EMAIL.padEnd(26)} password ${state.passwords[DEMO_ACCOUNT_EMAIL]}   (${accountTenant}'s e-mail account: Account menu > E-mail, sync every 5 minutes)`,
+          ]
+        : []),
       `  try              curl -H 'Authorization: Bearer ${key}' -H 'X-Mailbox-Password: ${state.passwords[first]}' ${base}/api/v1/mailboxes/${encodeURIComponent(first)}/emails`,
     ];
     log(`demo mail server up: IMAP ${imapPort}, SMTP ${relay.port}`);
@@ -164,9 +195,10 @@ async function readState(file: string): Promise<DemoState> {
       smtpPort: s.smtpPort ?? 0,
       passwords: s.passwords ?? {},
       delivered: !!s.delivered,
+      accountDelivered: !!s.accountDelivered,
     };
   } catch {
-    return { imapPort: 0, lmtpPort: 0, smtpPort: 0, passwords: {}, delivered: false };
+    return { imapPort: 0, lmtpPort: 0, smtpPort: 0, passwords: {}, delivered: false, accountDelivered: false };
   }
 }
 

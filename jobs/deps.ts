@@ -64,6 +64,11 @@ export interface JobDeps {
     timeoutMs?: number;
     rootOverride?: string;
   };
+  /**
+   * imap-sync: longest wait for a mail server to connect, greet or answer, in ms (default 10 s);
+   * tests use a short one for a server that accepts TCP and never answers.
+   */
+  mailTimeoutMs?: number;
 }
 
 let current: JobDeps | null = null;

@@ -7,6 +7,7 @@ import { jobClock, jobDeps } from './deps.js';
 import { MailAuthError, MailServerError, scrubSecret } from './adapters/mailbox-client/index.js';
 import { accountLogins, loadAccount } from './email/account.js';
 import { syncImap, testImap, type SyncCounts, type TestErrorCode, type TestOutcome } from './email/imap-source.js';
+import { syncPop3, testPop3 } from './email/pop3-source.js';
 
 /**
  * Job `imap-sync` (issue 9 item 3): the tenant's mailbox pulled into the inbox
@@ -16,7 +17,8 @@ import { syncImap, testImap, type SyncCounts, type TestErrorCode, type TestOutco
  *   newest message not imported yet and leaves the cursor and the sync state alone.
  * - `imap-sync-all` (scheduler, every 5 minutes): one `sync` job per account whose tenant has the
  *   module `email` on, is not in demo mode, and whose account is not `auth_failed`.
- * Read-only on the server: INBOX is opened with EXAMINE and bodies are fetched with BODY.PEEK;
+ * Read-only on the server: IMAP opens INBOX with EXAMINE and fetches bodies with BODY.PEEK; POP3
+ * (incoming_protocol pop3, jobs/email/pop3-source.ts) uses UIDL, TOP and RETR, never DELE;
  * nothing is deleted, flagged or moved. One sync per account at a time (PostgreSQL advisory lock).
  * Failures: a refused login -> `auth_failed` until the next save, UnrecoverableError; network and
  * server errors -> `failed` with the reason, retried (3 attempts). No password in data, logs or errors.
@@ -155,7 +157,7 @@ export async function process(
   signal?: AbortSignal,
 ): Promise<ImapSyncResult | ImapTestResult | ImapSweepResult> {
   if (job.name === SWEEP_JOB) return sweep();
-  const { knex, appKey, storage } = jobDeps();
+  const { knex, appKey, storage, mailTimeoutMs } = jobDeps();
   const clock = jobClock();
   const tenantId = Number(job.data.tenant_id);
   const accountId = Number(job.data.account_id);
@@ -173,22 +175,19 @@ export async function process(
       .query(ExternalEmailAccount)
       .findById(accountId)
       .patch({ ...patch, updated_at: clock.now() });
-  const ctx = { knex, storage, account, logins, clock, job, signal };
+  const ctx = { knex, storage, account, logins, clock, job, signal, timeoutMs: mailTimeoutMs };
+  const pop3 = account.incoming_protocol === 'pop3';
   if (mode === 'test') {
     try {
-      const outcome = await withAccountLock(knex, accountId, () => testImap(ctx));
+      const outcome = await withAccountLock(knex, accountId, () => (pop3 ? testPop3(ctx) : testImap(ctx)));
       return { kind: 'test', ...outcome };
     } catch (e) {
       return { kind: 'test', ok: false, error: { code: testErrorCode(e), message: scrub((e as Error).message) } };
     }
   }
-  if (account.incoming_protocol !== 'imap') {
-    await setState({ sync_status: 'failed', last_error: 'POP3 accounts are not synced yet' });
-    throw new UnrecoverableError('POP3 accounts are not synced yet');
-  }
   await setState({ sync_status: 'running' });
   try {
-    const counts = await withAccountLock(knex, accountId, () => syncImap(ctx));
+    const counts = await withAccountLock(knex, accountId, () => (pop3 ? syncPop3(ctx) : syncImap(ctx)));
     await setState({ sync_status: 'ok', last_synced_at: clock.now(), last_error: null });
     return { kind: 'sync', account_id: accountId, outcome: 'synced', ...counts };
   } catch (e) {

@@ -62,7 +62,7 @@ export const emailRoutes: AnyWebRoute[] = [
       ...missing,
     },
     async handler(ctx) {
-      ctx.body = await testIncoming(ctx.state.scope!, ctx.deps.queues.get(IMAP_SYNC));
+      ctx.body = await testIncoming(ctx.state.scope!, ctx.deps.queues.get(IMAP_SYNC), ctx.deps.config.emailTestWaitMs);
     },
   }),
   webRoute({

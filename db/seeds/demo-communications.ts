@@ -50,7 +50,7 @@ export async function seedDemoCommunications(scope: TenantScope, opts: { now: Da
       subject: m.subject,
       snippet: m.text.slice(0, 200),
       body_text: m.text,
-      message_id: `<seed-${scope.tenantId}-${i + 1}@demo.mail.test>`,
+      message_id: demoInboxMessageId(scope.tenantId, i + 1),
       external_key: `seed:${i + 1}`,
       occurred_at: at,
       received_at: at,
@@ -59,4 +59,12 @@ export async function seedDemoCommunications(scope: TenantScope, opts: { now: Da
     });
   }
   return customers.length;
+}
+
+/** The demo inbox's e-mails (subject, text), oldest first; bin/dev-mail-account.ts delivers the same ones. */
+export const DEMO_INBOX_MESSAGES = MESSAGES;
+
+/** The Message-ID of the demo inbox's e-mail `n` (1-based) of a tenant, shared by the seed and the demo mailbox. */
+export function demoInboxMessageId(tenantId: number, n: number): string {
+  return `<seed-${tenantId}-${n}@demo.mail.test>`;
 }

@@ -54,12 +54,14 @@ export interface SourceContext {
   clock: Clock;
   job: JobLike<unknown>;
   signal?: AbortSignal;
+  /** longest wait for the server to connect, greet or answer a login, in ms (default 10 s) */
+  timeoutMs?: number;
 }
 
 /** Connects and logs in; the signal closes the connection. @throws MailAuthError, MailServerError */
 async function connect(c: SourceContext): Promise<ImapFlow> {
   if (c.signal?.aborted) throw new MailServerError('imap', 'ABORTED', 'IMAP sync aborted');
-  const client = new ImapFlow(imapOptions(c.logins.incoming, 10_000));
+  const client = new ImapFlow(imapOptions(c.logins.incoming, c.timeoutMs ?? 10_000));
   client.on('error', () => {
     /* surfaced by the failing command */
   });
@@ -87,6 +89,15 @@ async function withInbox<T>(c: SourceContext, fn: (client: ImapFlow) => Promise<
   }
 }
 
+/**
+ * imapflow answers a FETCH or download on a connection that has gone with nothing instead of an
+ * error: without this check a sync would move its cursor past messages it never read.
+ * @throws MailServerError NoConnection when the connection is no longer usable
+ */
+function ensureUsable(client: ImapFlow) {
+  if (!client.usable) throw new MailServerError('imap', 'NoConnection', 'IMAP connection closed by the server');
+}
+
 /** The external key of an IMAP message. */
 const keyOf = (uidValidity: number, uid: number) => `imap:${uidValidity}:${uid}`;
 
@@ -106,7 +117,10 @@ async function importOne(
   if (await alreadyStored(c.knex, c.account.tenant_id, accountRef, key, messageId))
     return { outcome: 'skipped', id: null };
   const dl = await client.download(String(m.uid), undefined, { uid: true });
-  if (!dl.content) return { outcome: 'skipped', id: null };
+  if (!dl.content) {
+    ensureUsable(client);
+    return { outcome: 'skipped', id: null };
+  }
   const res = await storeInbound(
     c.knex,
     c.storage,
@@ -179,6 +193,7 @@ export async function syncImap(c: SourceContext): Promise<SyncCounts> {
         { uid: true, internalDate: true, envelope: true },
         { uid: true },
       );
+      ensureUsable(client);
       msgs.sort((a, b) => a.uid - b.uid);
       for (const m of msgs) {
         if (c.signal?.aborted) throw new MailServerError('imap', 'ABORTED', 'IMAP sync aborted');

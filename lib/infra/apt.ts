@@ -26,7 +26,7 @@ export function aptInstallCommand(packages: string[]): string {
  * Makes sure a Debian package's binary is present: when `binary` is not found and we run as
  * root, runs `apt-get update` (once per process) and `apt-get install -y <packages>`; otherwise
  * throws with the exact command the user must run.
- * @param binary executable to look for (e.g. redis-server)
+ * @param binary executable to look for (e.g. redis-server), or an absolute path (a file a package installs)
  * @param packages Debian packages that provide it
  * @param log progress callback (one line per step)
  * @param deps uid and executable lookup (tests)
@@ -67,10 +67,19 @@ export async function ensureDebianPackage(
 
 /**
  * Finds an executable on PATH, then in /usr/sbin, /usr/bin and /sbin (daemons live in sbin, which a
- * user's PATH often lacks).
+ * user's PATH often lacks). An absolute path (e.g. a daemon's helper `/usr/lib/dovecot/pop3`) is
+ * checked as it is.
  * @returns its absolute path, or null
  */
 export async function which(binary: string, pathVar: string = searchPath()): Promise<string | null> {
+  if (binary.startsWith('/')) {
+    try {
+      await access(binary, constants.X_OK);
+      return binary;
+    } catch {
+      return null;
+    }
+  }
   for (const dir of pathVar.split(':').filter(Boolean).concat(['/usr/sbin', '/usr/bin', '/sbin'])) {
     const p = `${dir}/${binary}`;
     try {

@@ -9,7 +9,7 @@
 export class MailAuthError extends Error {
   override name = 'MailAuthError';
   constructor(
-    readonly protocol: 'imap' | 'smtp',
+    readonly protocol: 'imap' | 'smtp' | 'pop3',
     message = `${protocol.toUpperCase()} login failed: mailbox address or password wrong`,
   ) {
     super(message);
@@ -23,7 +23,7 @@ export class MailAuthError extends Error {
 export class MailServerError extends Error {
   override name = 'MailServerError';
   constructor(
-    readonly protocol: 'imap' | 'smtp',
+    readonly protocol: 'imap' | 'smtp' | 'pop3',
     readonly code: string,
     message: string,
   ) {
@@ -116,7 +116,7 @@ const CERT_MESSAGES: [RegExp, CertProblem][] = [
  * @returns the MailServerError (code TLS_CERT_*, STARTTLS_UNAVAILABLE or TLS_HANDSHAKE), or null when
  *   the error is not a TLS failure
  */
-export function classifyTlsError(err: unknown, protocol: 'imap' | 'smtp'): MailServerError | null {
+export function classifyTlsError(err: unknown, protocol: 'imap' | 'smtp' | 'pop3'): MailServerError | null {
   const e = (err ?? {}) as LibError & { originalCode?: string; tlsFailed?: boolean };
   const name = protocol.toUpperCase();
   const code = String(e.code ?? '');

@@ -109,6 +109,9 @@ describe('lib/infra/apt ensureDebianPackage', () => {
       expect(await which('isp-data', dir)).to.equal(null);
       expect(await which('sh', '/nonexistent')).to.equal('/usr/bin/sh');
       expect(await which('isp-no-such-tool', dir)).to.equal(null);
+      // an absolute path is checked as it is (a package's helper outside PATH)
+      expect(await which(path.join(dir, 'isp-tool'), '/nonexistent')).to.equal(path.join(dir, 'isp-tool'));
+      expect(await which(path.join(dir, 'isp-data'), dir)).to.equal(null);
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }

@@ -23,6 +23,30 @@ function greeting(port: number, ca?: string): Promise<{ line: string; authorized
   });
 }
 
+/** Sends POP3 commands one by one (each after the previous answer) and returns the whole transcript. */
+function popSession(port: number, commands: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1');
+    let buf = '';
+    const queue = [...commands];
+    s.on('data', (d: Buffer) => {
+      buf += d.toString();
+      // an answer is complete at its line end (UIDL: at the terminating dot)
+      const multi = buf.trimEnd().endsWith('UIDL') || /UIDL\r\n\+OK[^\r]*\r\n(?![\s\S]*\r\n\.\r\n)/.test(buf);
+      if (!multi && buf.endsWith('\r\n')) {
+        const next = queue.shift();
+        if (next === undefined) s.end();
+        else {
+          buf += `${next}\r\n`;
+          s.write(`${next}\r\n`);
+        }
+      }
+    });
+    s.on('close', () => resolve(buf));
+    s.on('error', reject);
+  });
+}
+
 describe('lib/infra/dovecot.ts (the real Dovecot of the tests and the demo)', () => {
   let stack: MailStack;
   before(async function () {
@@ -82,6 +106,28 @@ describe('lib/infra/dovecot.ts (the real Dovecot of the tests and the demo)', ()
     expect(withTls).to.contain('inet_listener imaps {\n    address = 127.0.0.1\n    port = 1993\n    ssl = yes\n  }');
     const twoLines = { certFile: '/a\nb', keyFile: '/k', imapsPort: 1 };
     expect(() => dovecotConfig({ ...base, tls: twoLines })).to.throw(/one line/);
+    // POP3 only with a port: its listener, and no flag changes by POP3 readers
+    expect(plain).to.match(/^protocols = imap lmtp$/m);
+    const pop3 = dovecotConfig({ ...base, pop3Port: 1110, tls: { ...tlsFiles, imapsPort: 1993, pop3sPort: 1995 } });
+    expect(pop3).to.match(/^protocols = imap pop3 lmtp$/m);
+    expect(pop3).to.contain('inet_listener pop3 {\n    address = 127.0.0.1\n    port = 1110\n  }');
+    expect(pop3).to.contain('inet_listener pop3s {\n    address = 127.0.0.1\n    port = 1995\n    ssl = yes\n  }');
+    expect(pop3).to.match(/^ {2}pop3_no_flag_updates = yes$/m);
+  });
+
+  it('serves POP3 on its own port: greeting, login, UIDL of a delivered message', async () => {
+    const [box] = await stack.newMailboxes([{ local: 'pop' }]);
+    await stack.deliver({ from: 'a@outside.test', to: box.email, subject: 'pop me', text: 'hi' });
+    expect(stack.dovecot.pop3Port).to.be.a('number').and.not.equal(stack.dovecot.imapPort);
+    expect((await greeting(stack.dovecot.pop3Port)).line).to.match(/^\+OK Dovecot/);
+    const lines = await popSession(stack.dovecot.pop3Port, [
+      `USER ${box.email}`,
+      `PASS ${box.password}`,
+      'UIDL',
+      'QUIT',
+    ]);
+    expect(lines).to.match(/\+OK Logged in\./);
+    expect(lines).to.match(/\r\n1 [0-9a-f]{16}\r\n\.\r\n/);
   });
 
   it('with TLS: STARTTLS on the IMAP port, verified TLS on imaps; the plain instance has neither', async () => {
