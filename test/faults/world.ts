@@ -45,8 +45,13 @@ export interface FaultWorld {
 
 let world: Promise<FaultWorld> | null = null;
 
-/** Builds the world once per mocha run (both test files share it). */
-export function faultWorld(): Promise<FaultWorld> {
+/**
+ * Builds the world once per mocha run (shared); `own: true` builds a private one for the fuzzer,
+ * whose random requests change its tenant (module switches, users, tokens), which must not leak
+ * into the hostile-input tests that run after it.
+ */
+export function faultWorld(opts: { own?: boolean } = {}): Promise<FaultWorld> {
+  if (opts.own) return build();
   world ??= build();
   return world;
 }
