@@ -46,6 +46,8 @@ interface DemoState {
   imapPort: number;
   lmtpPort: number;
   smtpPort: number;
+  /** POP3 port of the demo Dovecot (issue 9) */
+  pop3Port: number;
   passwords: Record<string, string>;
   delivered: boolean;
   /** the e-mails of the demo e-mail account's mailbox (cs@) were delivered (issue 9) */
@@ -82,7 +84,8 @@ export async function startMailDemo(opts: {
   try {
     const imapPort = state.imapPort && !(await portOpen(state.imapPort)) ? state.imapPort : await freePort();
     const lmtpPort = state.lmtpPort && !(await portOpen(state.lmtpPort)) ? state.lmtpPort : await freePort();
-    dovecot = await startDovecot({ dir: dovecotDir, imapPort, lmtpPort, log });
+    const pop3Port = state.pop3Port && !(await portOpen(state.pop3Port)) ? state.pop3Port : await freePort();
+    dovecot = await startDovecot({ dir: dovecotDir, imapPort, lmtpPort, pop3Port, log });
     const dc = dovecot;
     const smtpPort = state.smtpPort && !(await portOpen(state.smtpPort)) ? state.smtpPort : await freePort();
     relay = await startSmtpRelay({
@@ -92,7 +95,7 @@ export async function startMailDemo(opts: {
       nonLocal: 'discard',
       lmtp: { host: dc.host, port: dc.lmtpPort },
     });
-    Object.assign(state, { imapPort, lmtpPort, smtpPort });
+    Object.assign(state, { imapPort, lmtpPort, smtpPort, pop3Port });
 
     const mailboxes = DEMO_MAILBOXES.map((m) => ({ ...m, email: `${m.local}@${DEMO_MAIL_DOMAIN}` }));
     const missing = [];
@@ -137,7 +140,7 @@ export async function startMailDemo(opts: {
     const base = env.MAIL_BASE_URL || 'http://127.0.0.1:3001';
     const first = mailboxes[0].email;
     const banner = [
-      `Mail demo          domain ${DEMO_MAIL_DOMAIN}: IMAP 127.0.0.1:${imapPort}, SMTP 127.0.0.1:${relay.port} (plaintext, loopback only; mail to other domains is accepted and dropped)`,
+      `Mail demo          domain ${DEMO_MAIL_DOMAIN}: IMAP 127.0.0.1:${imapPort}, SMTP 127.0.0.1:${relay.port}, POP3 127.0.0.1:${pop3Port} (plaintext, loopback only; mail to other domains is accepted and dropped)`,
       ...mailboxes.map((m) => `  mailbox          ${m.email.padEnd(26)} password ${state.passwords[m.email]}`),
       `  dashboard        ${base}/login as ${DEMO_OPERATOR_EMAIL} / ${DEMO_PASSWORD}`,
       `  demo API key     ${key}   (all scopes, both mailboxes; a new one each start)`,
@@ -193,12 +196,21 @@ async function readState(file: string): Promise<DemoState> {
       imapPort: s.imapPort ?? 0,
       lmtpPort: s.lmtpPort ?? 0,
       smtpPort: s.smtpPort ?? 0,
+      pop3Port: s.pop3Port ?? 0,
       passwords: s.passwords ?? {},
       delivered: !!s.delivered,
       accountDelivered: !!s.accountDelivered,
     };
   } catch {
-    return { imapPort: 0, lmtpPort: 0, smtpPort: 0, passwords: {}, delivered: false, accountDelivered: false };
+    return {
+      imapPort: 0,
+      lmtpPort: 0,
+      smtpPort: 0,
+      pop3Port: 0,
+      passwords: {},
+      delivered: false,
+      accountDelivered: false,
+    };
   }
 }
 

@@ -12,6 +12,7 @@ import { createMailboxClient } from '../../jobs/adapters/mailbox-client/index.js
 import { configureJobDeps } from '../../jobs/deps.js';
 import * as imapSync from '../../jobs/imap-sync.js';
 import { ManualClock } from '../../lib/clock.js';
+import { Pop3Session } from '../../jobs/email/pop3-client.js';
 import { fakeJob } from '../jobs/fake-job.js';
 import { makeTenant } from '../helpers/fixtures.js';
 import { env, registerCleanup } from '../helpers/env.js';
@@ -97,6 +98,21 @@ describe("bin/dev-mail.ts: the demo tenant's e-mail account on cs@demo.mail.test
       'Pertanyaan tagihan bulan ini',
       'Internet mati sejak pagi',
     ]);
+    // the demo Dovecot serves POP3 on the port the banner prints
+    const pop3Port = Number(demo.banner.join('\n').match(/POP3 127\.0\.0\.1:(\d+)/)?.[1]);
+    const pop = await Pop3Session.open(
+      { host: '127.0.0.1', port: pop3Port, security: 'none' },
+      DEMO_ACCOUNT_EMAIL,
+      password!,
+      {
+        timeoutMs: 5000,
+      },
+    );
+    try {
+      expect(await pop.count()).to.equal(3);
+    } finally {
+      await pop.quit();
+    }
   });
 
   it('a sync of the account finds the seeded inbox rows (same Message-IDs): nothing twice', async () => {

@@ -140,7 +140,12 @@ describe('imap-sync job: failure cases (real Dovecot, IMAP and POP3)', function 
       try {
         expect(down).to.equal(true);
         expect(s.error).to.be.instanceOf(Error);
-        expect(s.error?.message).to.match(new RegExp(`^${p.prefix} connection (closed by the server|failed \\(E)`));
+        // the session cut, refused, or (on a loaded machine, before the cut) silent: a readable reason each
+        expect(s.error?.message).to.match(
+          new RegExp(
+            `^${p.prefix} (connection closed by the server|connection failed \\(E|server did not answer in time)`,
+          ),
+        );
         const acc = await env.knex('external_email_accounts').where({ id: account.id }).first();
         expect(acc).to.include({ sync_status: 'failed', last_error: s.error?.message });
         // the first batch (25) was committed with its cursor

@@ -3,6 +3,8 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { MailServerError } from '../../jobs/adapters/mailbox-client/index.js';
 import { Pop3Session } from '../../jobs/email/pop3-client.js';
+import { mailTls } from '../../jobs/adapters/mailbox-client/tls.js';
+import { getTlsMailStack } from '../helpers/mail.js';
 
 /**
  * A scripted POP3 server on loopback: greets, accepts any login, and answers RETR with `retr`
@@ -111,6 +113,30 @@ describe('jobs/email/pop3-client (node-pop3 with a split-safe reader)', function
     } finally {
       await srv.close();
     }
+  });
+
+  it('POP3S (security ssl) on the TLS Dovecot: verified against the trusted CA; an untrusted certificate is refused', async () => {
+    const good = await getTlsMailStack('good');
+    const [box] = await good.newMailboxes([{ security: 'ssl' }]);
+    const ep = { host: '127.0.0.1', port: good.dovecot.pop3sPort!, security: 'ssl' as const };
+    const s = await Pop3Session.open(ep, box.email, box.password, {
+      timeoutMs: 5000,
+      tlsFor: mailTls({ ca: good.pki.ca.certPem }),
+    });
+    expect(await s.count()).to.equal(0);
+    await s.quit();
+    const foreign = await getTlsMailStack('foreign');
+    const [other] = await foreign.newMailboxes([{ security: 'ssl' }]);
+    let err: unknown;
+    try {
+      await Pop3Session.open({ ...ep, port: foreign.dovecot.pop3sPort! }, other.email, other.password, {
+        timeoutMs: 5000,
+        tlsFor: mailTls({ ca: good.pki.ca.certPem }),
+      });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.include({ code: 'TLS_CERT_UNTRUSTED' });
   });
 
   it('the AbortSignal closes the session: ABORTED', async () => {
