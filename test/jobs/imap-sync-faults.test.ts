@@ -84,24 +84,32 @@ describe('imap-sync job: failure cases (real Dovecot, IMAP and POP3)', function 
 
   before(async () => {
     stack = await getMailStack();
-    configureJobDeps({
-      knex: env.knex,
-      appKey: TEST_WEB_APP_KEY,
-      clock: new ManualClock(),
-      storage,
-      mailTimeoutMs: 500,
-    });
+    configureJobDeps(deps());
   });
-  after(() => configureJobDeps({ knex: env.knex, appKey: TEST_WEB_APP_KEY, clock: new ManualClock(), storage }));
+  /** The job dependencies: the default mail-server bound (10 s) unless given. */
+  const deps = (mailTimeoutMs?: number) => ({
+    knex: env.knex,
+    appKey: TEST_WEB_APP_KEY,
+    clock: new ManualClock(),
+    storage,
+    mailTimeoutMs,
+  });
 
   for (const p of protocols) {
     it(`${p.name}: a server that accepts TCP and never answers -> test code timeout; sync failed, readable reason`, async () => {
       const port = await silentServer();
       const { account } = await p.fixture(stack);
       await env.knex('external_email_accounts').where({ id: account.id }).update({ incoming_port: port });
-      const t = await run(account, 'test');
+      // a short silence bound instead of the default 10 s
+      configureJobDeps(deps(500));
+      let t, s;
+      try {
+        t = await run(account, 'test');
+        s = await run(account);
+      } finally {
+        configureJobDeps(deps());
+      }
       expect((t.result as { ok: boolean; error: { code: string } }).error.code).to.equal('timeout');
-      const s = await run(account);
       expect(s.error?.message).to.match(new RegExp(`^${p.prefix} server did not answer in time`));
       const acc = await env.knex('external_email_accounts').where({ id: account.id }).first();
       expect(acc.sync_status).to.equal('failed');
@@ -128,8 +136,6 @@ describe('imap-sync job: failure cases (real Dovecot, IMAP and POP3)', function 
     it(`${p.name}: Dovecot down in the middle of a sync -> failed with a readable reason; the next sync resumes`, async () => {
       const { t, box, account } = await p.fixture(stack);
       for (let i = 1; i <= 30; i++) await stack.deliver({ from: 'a@outside.test', to: box.email, subject: `m ${i}` });
-      // a silence bound longer than Dovecot's stop, so the client sees the connection close
-      configureJobDeps({ knex: env.knex, appKey: TEST_WEB_APP_KEY, clock: new ManualClock(), storage });
       let down = false;
       const s = await run(account, 'sync', async (n) => {
         if (n === 1) {
@@ -152,13 +158,6 @@ describe('imap-sync job: failure cases (real Dovecot, IMAP and POP3)', function 
         expect(await rows(t.tenant.id)).to.have.length(25);
       } finally {
         await stack.startDovecot();
-        configureJobDeps({
-          knex: env.knex,
-          appKey: TEST_WEB_APP_KEY,
-          clock: new ManualClock(),
-          storage,
-          mailTimeoutMs: 500,
-        });
       }
       const again = await run(account);
       expect(again.error).to.equal(null);

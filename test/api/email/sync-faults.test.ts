@@ -9,7 +9,6 @@ import { getMailStack, type MailStack } from '../../helpers/mail.js';
 import { accountFixture, pop3AccountFixture } from '../../helpers/email.js';
 import { startWorkers, type WorkerHandle } from '../../../workers/main.js';
 import * as imapSync from '../../../jobs/imap-sync.js';
-import { configureJobDeps, jobDeps } from '../../../jobs/deps.js';
 import { createQueues } from '../../../jobs/queues.js';
 import { createStorage } from '../../../lib/storage/index.js';
 import { createLogger } from '../../../lib/logger.js';
@@ -37,9 +36,8 @@ describe('/api/auth/email-settings test-incoming and sync: failures, POP3', func
       queues: ['imap-sync'],
       registry: { 'imap-sync': { processor: imapSync.process, concurrency: 2 } },
     });
+    // the worker keeps the default mail-server bound (10 s): the route's wait ends first
     registerCleanup(() => handle.close());
-    // the worker's own mail-server bound: longer than the route's wait, shorter than the default 10 s
-    configureJobDeps({ ...jobDeps(), mailTimeoutMs: 4000 });
   });
 
   const settings = (token: string) => app.request('GET', '/api/auth/email-settings', { token });
