@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- wabot-throttle [--n 2000] [--scale 50] [--concurrency 10] [--keep]` (issue 10, "Benchmark").
+ * `npm run bench -- wabot-throttle [--n 2000] [--scale 50] [--concurrency 10] [--keep] [--detail]`
+ * (issue 10, "Benchmark"; `--detail`: each account's grant lateness and job runs).
  * 3 real worker processes (bench/wabot/worker.ts: workers/main.ts on the wabot-send queue), a local
  * fake Wablas gateway (bench/wabot/gateway.ts), one tenant with 5 accounts (N/min, delay s,
  * weight): (3,10,5), (20,2,15), (60,0,30), (0,1,20), (120,0,30), WABOT_TIME_SCALE=50 (a minute is
@@ -59,6 +60,7 @@ export async function run(args: string[]): Promise<void> {
   const total = Number(arg(args, 'n', '2000'));
   const scale = Number(arg(args, 'scale', '50'));
   const keep = args.includes('--keep');
+  const detail = args.includes('--detail');
   const windowMs = 60_000 / scale;
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'isp-bench-wabot-'));
   console.log(`wabot-throttle: ${total} messages, 3 worker processes, WABOT_TIME_SCALE=${scale}; data in ${dir}`);
@@ -141,6 +143,19 @@ export async function run(args: string[]): Promise<void> {
       .select('status', knex.raw('count(*)::int AS n'));
     console.log(`rows: ${statuses.map((s) => `${s.status} ${s.n}`).join(', ')}`);
 
+    if (detail) {
+      const done = await queue.getJobs(['completed', 'failed'], 0, -1);
+      const runs = new Map<string, number>();
+      const acctOf = new Map(
+        (await knex('communication_messages').where({ tenant_id: tenant.id }).select('id', 'account_ref')).map((r) => [
+          `wabot-send-${r.id}`,
+          r.account_ref as string,
+        ]),
+      );
+      for (const j of done)
+        runs.set(acctOf.get(j.id!) ?? '?', (runs.get(acctOf.get(j.id!) ?? '?') ?? 0) + j.attemptsStarted);
+      console.log(`runs per account: ${[...runs].map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    }
     const routed = await knex('communication_messages')
       .where({ tenant_id: tenant.id })
       .groupBy('account_ref')
@@ -172,6 +187,22 @@ export async function run(args: string[]): Promise<void> {
           `${fromLog.worstWindow} / ${atGw.worstWindow} | ${fmt(fromLog.smallestGapMs)} / ${fmt(atGw.smallestGapMs)} | ` +
           `${fromLog.violations} / ${atGw.violations} | ${(idealEnd / 1000).toFixed(2)} | ${(achievedEnd / 1000).toFixed(2)} |`,
       );
+      if (detail) {
+        const late: number[] = [];
+        const rtt: number[] = [];
+        for (let i = 1; i < grants.length; i++) {
+          let slot = arrivals[i - 1] + delayMs;
+          if (a.maxPerMinute > 0 && i >= a.maxPerMinute) slot = Math.max(slot, arrivals[i - a.maxPerMinute] + windowMs);
+          late.push(grants[i] - slot);
+          rtt.push(arrivals[i] - grants[i]);
+        }
+        const q = (xs: number[], p: number) =>
+          [...xs].sort((x, y) => x - y)[Math.floor((xs.length - 1) * p)]?.toFixed(1);
+        const sum = late.reduce((x, y) => x + Math.max(0, y), 0);
+        console.log(
+          `${a.id}: grant after slot ms p50 ${q(late, 0.5)} p90 ${q(late, 0.9)} max ${q(late, 1)} sum ${sum.toFixed(0)}; grant->arrival p50 ${q(rtt, 0.5)} max ${q(rtt, 1)}`,
+        );
+      }
       if (grants.length !== k) lines.push(`|   grant log has ${grants.length} entries for ${k} messages | | | | | | |`);
     }
     console.log(

@@ -3,7 +3,16 @@ import type { Knex } from 'knex';
 import { jobClock, jobDeps } from '../deps.js';
 import type { JobLike } from '../queues.js';
 import { getChatProvider, type Classification, type RecipientKind } from '../adapters/chat-providers/index.js';
-import { acquireSendSlot, leaveWaitingRoom, peekSendSlot, wakeDelayMs, waitingStaleMs } from './limiter.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_TIMEOUT_MS } from '../adapters/chat-providers/http.js';
+import {
+  acquireSendSlot,
+  completeSendSlot,
+  leaveWaitingRoom,
+  peekSendSlot,
+  wakeDelayMs,
+  waitingStaleMs,
+} from './limiter.js';
 import type { SendAccount } from './send-config.js';
 import type { WabotSendData } from './send-queue.js';
 
@@ -18,7 +27,7 @@ import type { WabotSendData } from './send-queue.js';
  *    row's account disabled or removed: `failed` `account_unavailable` (never another account);
  * 4. the account's limiter (jobs/wabot/limiter.ts), first a peek: no slot now -> the job is moved
  *    to delayed (`moveToDelayed` + DelayedError: no busy wait, no attempt used) until its turn
- *    (the wait plus its rank in the account's waiting room, wakeDelayMs), `available_at` noted;
+ *    (its projected slot from its rank in the account's waiting room, wakeDelayMs), `available_at` noted;
  * 5. `send_started_at` is committed (only if still null: two runs can never both send), then the
  *    grant is asked for (denied: `send_started_at` given back, delayed as in 4), then the provider
  *    call, with nothing in between (the gateway sees the limiter's pace); its classify() decides:
@@ -75,6 +84,16 @@ const MESSAGES = {
   account_unavailable: 'The account this message was routed to is disabled or no longer configured.',
 } as const;
 
+/**
+ * A job wakes this many ms before its slot and waits the rest in the run (a delayed job is promoted
+ * and picked up some ms late; the slot's account would idle that long).
+ */
+const EARLY_MS = 25;
+/** At most this many ms of waiting in one run (a slot taken by another worker moves the wait on). */
+const MAX_IN_RUN_WAIT_MS = 4 * EARLY_MS;
+/** A send's lease outlasts the provider call's time limit by this much, in ms. */
+const LEASE_MARGIN_MS = 5000;
+
 /** available_at is rewritten only when the new wait moves it by more than this, in ms. */
 const AVAILABLE_AT_SLACK_MS = 1000;
 
@@ -114,7 +133,10 @@ export async function sendMessage(job: SendJob, token?: string, signal?: AbortSi
   const lim = { timeScale: scale, prefix: opts.keyPrefix, tag: String(row.id) };
   const staleMs = waitingStaleMs(account, scale);
   const peek = await peekSendSlot(redis, row.tenant_id, account.id, account, { ...lim, staleMs });
-  if (peek.waitMs > 0) return delay(knex, job, token, row, wakeDelayMs(account, scale, peek.waitMs, peek.rank));
+  if (peek.waitMs > 0) {
+    const wake = wakeDelayMs(account, scale, peek.waitMs);
+    if (wake > EARLY_MS) return delay(knex, job, token, row, wake, EARLY_MS);
+  }
 
   // at most once: the start is committed before the request, and only one run can take it. It is
   // taken before the grant so that nothing but the request follows the grant (the gateway sees the
@@ -134,9 +156,21 @@ export async function sendMessage(job: SendJob, token?: string, signal?: AbortSi
     knex('communication_messages')
       .where({ id: row.id, tenant_id: row.tenant_id, status: 'queued', send_started_at: now })
       .update({ send_started_at: null, send_attempts: knex.raw('send_attempts - 1') });
+  const leaseMs = (opts.timeoutMs ?? DEFAULT_TIMEOUT_MS) + LEASE_MARGIN_MS;
   let slot: Awaited<ReturnType<typeof acquireSendSlot>>;
+  let waited = 0;
   try {
-    slot = await acquireSendSlot(redis, row.tenant_id, account.id, account, { ...lim, grantLog: opts.grantLog });
+    for (;;) {
+      slot = await acquireSendSlot(redis, row.tenant_id, account.id, account, {
+        ...lim,
+        grantLog: opts.grantLog,
+        leaseMs,
+      });
+      // a slot due within EARLY_MS is waited for here: a delayed job would wake later than that
+      if (slot.granted || slot.waitMs > EARLY_MS || waited + slot.waitMs > MAX_IN_RUN_WAIT_MS) break;
+      await sleep(slot.waitMs);
+      waited += slot.waitMs;
+    }
   } catch (err) {
     await giveBack();
     throw err;
@@ -144,8 +178,8 @@ export async function sendMessage(job: SendJob, token?: string, signal?: AbortSi
   if (!slot.granted) {
     await giveBack();
     const again = await peekSendSlot(redis, row.tenant_id, account.id, account, { ...lim, staleMs });
-    const wait = Math.max(again.waitMs, slot.waitMs);
-    return delay(knex, job, token, { ...row, available_at: null }, wakeDelayMs(account, scale, wait, again.rank));
+    const wait = wakeDelayMs(account, scale, Math.max(again.waitMs, slot.waitMs));
+    return delay(knex, job, token, { ...row, available_at: null }, wait, EARLY_MS);
   }
 
   const provider = getChatProvider(account.provider);
@@ -155,7 +189,19 @@ export async function sendMessage(job: SendJob, token?: string, signal?: AbortSi
     row.body_text ?? '',
     { timeoutMs: opts.timeoutMs, callingCode: config?.callingCode, rootOverride: opts.rootOverride },
   );
-  return settle(knex, job, token, row, account, provider.classify(outcome));
+  const classified = provider.classify(outcome);
+  // the send's time for the limiter is now, after the answer (a request known not to have left
+  // is forgotten); if Redis fails here the lease ends by itself and counts as a send then
+  await completeSendSlot(
+    redis,
+    row.tenant_id,
+    account.id,
+    account,
+    { atUs: slot.atUs, tag: lim.tag },
+    classified.kind !== 'retry',
+    lim,
+  ).catch((err: unknown) => job.log(`limiter: the send's end was not recorded (${String(err)}); its lease ends it`));
+  return settle(knex, job, token, row, account, classified);
 }
 
 /** The row with its tenant's demo flag, or undefined. */
@@ -220,15 +266,19 @@ async function settle(
   }
 }
 
-/** Moves the job to delayed for `waitMs` (no attempt used), noting available_at on the row. */
+/**
+ * Moves the job to delayed for `waitMs` less `earlyMs` (no attempt used; at least 1 ms), noting
+ * available_at (now + waitMs) on the row.
+ */
 async function delay(
   knex: Knex,
   job: SendJob,
   token: string | undefined,
   row: SendRow,
   waitMs: number,
+  earlyMs = 0,
 ): Promise<never> {
-  const at = Date.now() + waitMs;
+  const at = Date.now() + Math.max(1, waitMs - earlyMs);
   const shown = jobClock().now().getTime() + waitMs;
   if (!row.available_at || Math.abs(row.available_at.getTime() - shown) > AVAILABLE_AT_SLACK_MS) {
     await knex('communication_messages')

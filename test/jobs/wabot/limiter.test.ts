@@ -1,6 +1,14 @@
 import { expect } from 'chai';
 import { env } from '../../helpers/env.js';
-import { acquireSendSlot, checkPace, peekSendSlot, readGrantLog, wakeDelayMs } from '../../../jobs/wabot/limiter.js';
+import {
+  acquireSendSlot,
+  checkPace,
+  completeSendSlot,
+  peekSendSlot,
+  readGrantLog,
+  wakeDelayMs,
+  waitingStaleMs,
+} from '../../../jobs/wabot/limiter.js';
 import { loadConfig } from '../../../lib/config.js';
 import { limiterKeys } from '../../../jobs/wabot/keys.js';
 
@@ -24,7 +32,7 @@ describe('wabot limiter: one Lua script per account on Redis TIME', () => {
     expect(denied.waitMs).to.be.within(1, 1000);
     const log = await readGrantLog(env.redis, t, 'a', PREFIX);
     expect(log.map((e) => e.tag)).to.deep.equal(['m0', 'm1', 'm2']);
-    expect(await env.redis.llen(limiterKeys(t, 'a', PREFIX)[0])).to.equal(3);
+    expect(await env.redis.zcard(limiterKeys(t, 'a', PREFIX).done)).to.equal(3);
     // after the wait the slot is free again
     await new Promise((r) => setTimeout(r, denied.waitMs + 5));
     const again = await acquireSendSlot(env.redis, t, 'a', limits, { ...opts, tag: 'm3' });
@@ -90,6 +98,66 @@ describe('wabot limiter: one Lua script per account on Redis TIME', () => {
     expect(pace.smallestGapMs).to.be.at.least(1000 / 30);
   });
 
+  it('a send under way holds a delayed account until its answer; the delay counts from the answer', async () => {
+    const t = tenant();
+    const opts = { timeScale: 20, prefix: PREFIX, leaseMs: 60_000 };
+    const limits = { maxPerMinute: 0, delaySeconds: 20 }; // 1 s at scale 20
+    const redisNowUs = async () => {
+      const [sec, usec] = await env.redis.time();
+      return Number(sec) * 1e6 + Number(usec);
+    };
+    const first = await acquireSendSlot(env.redis, t, 'f', limits, { ...opts, tag: 'm1' });
+    expect(first.granted).to.equal(true);
+    if (!first.granted) return;
+    // while the send is under way no second grant, and the wait is the whole delay
+    await new Promise((r) => setTimeout(r, 150));
+    const held = await acquireSendSlot(env.redis, t, 'f', limits, { ...opts, tag: 'm2' });
+    expect(held).to.deep.equal({ granted: false, waitMs: 1000 });
+    expect(await completeSendSlot(env.redis, t, 'f', limits, { atUs: first.atUs, tag: 'm1' }, true, opts)).to.equal(
+      true,
+    );
+    const [, answeredUs] = await env.redis.zrange(limiterKeys(t, 'f', PREFIX).done, '0', '0', 'WITHSCORES');
+    expect(Number(answeredUs) - first.atUs).to.be.at.least(150_000);
+    expect(await env.redis.zcard(limiterKeys(t, 'f', PREFIX).flight)).to.equal(0);
+    // after the answer the delay runs from the answer, not from the grant
+    const after = await acquireSendSlot(env.redis, t, 'f', limits, { ...opts, tag: 'm2' });
+    const askedBy = await redisNowUs();
+    expect(after.granted).to.equal(false);
+    if (!after.granted) expect(after.waitMs * 1000).to.be.at.least(Number(answeredUs) + 1e6 - askedBy - 1000);
+  });
+
+  it('sends under way fill the window; one known not to have left is forgotten; an ended lease counts', async () => {
+    const t = tenant();
+    const opts = { timeScale: 60, prefix: PREFIX, leaseMs: 60_000 }; // window 1 s
+    const limits = { maxPerMinute: 2, delaySeconds: 0 };
+    const a = await acquireSendSlot(env.redis, t, 'g', limits, { ...opts, tag: 'a' });
+    const b = await acquireSendSlot(env.redis, t, 'g', limits, { ...opts, tag: 'b' });
+    expect([a.granted, b.granted]).to.deep.equal([true, true]);
+    expect(await acquireSendSlot(env.redis, t, 'g', limits, { ...opts, tag: 'c' })).to.deep.equal({
+      granted: false,
+      waitMs: 1000,
+    });
+    if (!b.granted) return;
+    // b was refused by the network before it left: its slot is free again at once
+    expect(await completeSendSlot(env.redis, t, 'g', limits, { atUs: b.atUs, tag: 'b' }, false, opts)).to.equal(true);
+    expect((await acquireSendSlot(env.redis, t, 'g', limits, { ...opts, tag: 'c' })).granted).to.equal(true);
+    // a lease of 50 ms that nobody ends counts as a send finished at its end
+    const u = tenant();
+    const short = { ...opts, leaseMs: 50 };
+    const lone = await acquireSendSlot(env.redis, u, 'g', { maxPerMinute: 1, delaySeconds: 0 }, { ...short, tag: 'x' });
+    expect(lone.granted).to.equal(true);
+    await new Promise((r) => setTimeout(r, 80));
+    const next = await acquireSendSlot(env.redis, u, 'g', { maxPerMinute: 1, delaySeconds: 0 }, { ...short, tag: 'y' });
+    expect(next.granted).to.equal(false);
+    // the window runs from the lease's end (grant + 50 ms)
+    if (!next.granted) expect(next.waitMs).to.be.within(1, 970);
+    expect(await env.redis.zrange(limiterKeys(u, 'g', PREFIX).done, '0', '-1', 'WITHSCORES')).to.deep.equal([
+      `x:${lone.granted ? lone.atUs : 0}`,
+      String((lone.granted ? lone.atUs : 0) + 50_000),
+    ]);
+    expect(await env.redis.zcard(limiterKeys(u, 'g', PREFIX).flight)).to.equal(0);
+  });
+
   it('the waiting room ranks denied messages first come first, a grant takes one out, a peek grants nothing', async () => {
     const t = tenant();
     const limits = { maxPerMinute: 1, delaySeconds: 0 };
@@ -100,22 +168,44 @@ describe('wabot limiter: one Lua script per account on Redis TIME', () => {
     for (const tag of ['m1', 'm2', 'm3', 'm2'])
       ranks.push(await peekSendSlot(env.redis, t, 'w', limits, { ...opts, tag }));
     expect(ranks.map((r) => r.rank)).to.deep.equal([0, 1, 2, 1]);
-    expect(ranks.every((r) => r.waitMs > 50_000 && r.waitMs <= 60_000)).to.equal(true);
+    // each waits for its own projected slot: one a minute, rank r is r + 1 minutes away
+    for (const r of ranks) expect(r.waitMs).to.be.within((r.rank + 1) * 60_000 - 10_000, (r.rank + 1) * 60_000);
     // peeks recorded no grant
-    expect(await env.redis.llen(limiterKeys(t, 'w', PREFIX)[0])).to.equal(1);
-    await env.redis.del(limiterKeys(t, 'w', PREFIX)[0]); // the window is over
+    expect(await env.redis.zcard(limiterKeys(t, 'w', PREFIX).done)).to.equal(1);
+    await env.redis.del(limiterKeys(t, 'w', PREFIX).done); // the window is over
     expect((await acquireSendSlot(env.redis, t, 'w', limits, { prefix: PREFIX, tag: 'm1' })).granted).to.equal(true);
-    expect(await env.redis.zrange(limiterKeys(t, 'w', PREFIX)[2], '0', '-1')).to.deep.equal(['m2', 'm3']);
+    expect(await env.redis.zrange(limiterKeys(t, 'w', PREFIX).waiting, '0', '-1')).to.deep.equal(['m2', 'm3']);
   });
 
-  it('wakeDelayMs: the wait plus rank times the shortest spacing, capped at window + delay', () => {
-    // 3 a minute, 10 s delay, scale 50: window 1200 ms, delay 200 ms, spacing max(200, 1200 / 6) = 200
+  it('the projected slot follows the ideal schedule: two a window, then the window again', async () => {
+    const t = tenant();
+    const limits = { maxPerMinute: 2, delaySeconds: 0 };
+    const opts = { timeScale: 60, prefix: PREFIX, staleMs: 60_000 }; // window 1 s
+    const redisNowUs = async () => {
+      const [sec, usec] = await env.redis.time();
+      return Number(sec) * 1e6 + Number(usec);
+    };
+    const a = await acquireSendSlot(env.redis, t, 'p', limits, { ...opts, tag: 'a' });
+    const b = await acquireSendSlot(env.redis, t, 'p', limits, { ...opts, tag: 'b' });
+    if (!a.granted || !b.granted) throw new Error('two grants expected');
+    // ideal slots of the next four: a + 1 s, b + 1 s, a + 2 s, b + 2 s
+    const expected = [a.atUs + 1e6, b.atUs + 1e6, a.atUs + 2e6, b.atUs + 2e6];
+    for (const [i, tag] of ['m0', 'm1', 'm2', 'm3'].entries()) {
+      const before = await redisNowUs();
+      const peek = await peekSendSlot(env.redis, t, 'p', limits, { ...opts, tag });
+      const after = await redisNowUs();
+      expect(peek.rank).to.equal(i);
+      expect(peek.waitMs * 1000).to.be.within(expected[i] - after, expected[i] - before + 1000);
+    }
+  });
+
+  it('wakeDelayMs: until the projected slot, at most twice the window plus the delay', () => {
+    // 3 a minute, 10 s delay, scale 50: window 1200 ms, delay 200 ms, longest sleep 2800 ms
     const a = { maxPerMinute: 3, delaySeconds: 10 };
-    expect(wakeDelayMs(a, 50, 100, 0)).to.equal(100);
-    expect(wakeDelayMs(a, 50, 100, 2)).to.equal(500);
-    expect(wakeDelayMs(a, 50, 100, 50)).to.equal(1400);
-    // no delay, 120 a minute: spacing 60 s / 240 = 250 ms at scale 1
-    expect(wakeDelayMs({ maxPerMinute: 120, delaySeconds: 0 }, 1, 10, 4)).to.equal(1010);
+    expect(wakeDelayMs(a, 50, 100)).to.equal(100);
+    expect(wakeDelayMs(a, 50, 2799.5)).to.equal(2800);
+    expect(wakeDelayMs(a, 50, 60_000)).to.equal(2800);
+    expect(waitingStaleMs(a, 50)).to.equal(2 * 2800 + 5000);
   });
 
   it('checkPace counts window and gap violations', () => {
