@@ -31,7 +31,11 @@ export type TenantTable =
   | 'communication_attachments'
   | 'email_seen_uidls'
   | 'wabot_settings'
-  | 'wabot_accounts';
+  | 'wabot_accounts'
+  | 'inventory_items'
+  | 'inventory_locations'
+  | 'suppliers'
+  | 'supplier_items';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -61,6 +65,10 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'email_seen_uidls',
   'wabot_settings',
   'wabot_accounts',
+  'inventory_items',
+  'inventory_locations',
+  'suppliers',
+  'supplier_items',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */
