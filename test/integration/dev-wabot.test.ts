@@ -118,7 +118,7 @@ describe('db/seeds/demo-wabot.ts: the demo chat bot on the fake gateway', () => 
     const res = await app.request('GET', '/api/wabot/config', { token: f.adminToken });
     expect(res.status).to.equal(200);
     expect(res.body.data).to.deep.include({ provider: 'wablas', wa_number: '0812 0000 0001' });
-    expect(res.body.data.settings).to.include({ enabled: true, base_url: gatewayUrl });
+    expect(res.body.data.settings).to.include({ enabled: true, auto_reply: true, base_url: gatewayUrl });
     expect(res.body.data.accounts).to.deep.equal([
       {
         id: 'fake-a',
