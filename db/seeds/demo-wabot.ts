@@ -5,10 +5,10 @@ import { saveWabotConfig } from '../../api/wabot/service.js';
 /**
  * The demo chat bot (issue 10 item 6): demo-isp sends through the fake wablas gateway of `npm start`
  * (bin/dev-wabot.ts) with two accounts, "Fake A" (weight 2, 6 a minute, 5 s apart) and "Fake B"
- * (weight 1, 3 a minute, 10 s apart), the bot enabled with auto-replies on (issue 11). Written through the configuration service
- * (validation, sealed tokens, audit), so it needs APP_KEY; run by bin/dev.ts on every start and a
- * no-op once the tenant has a chat-bot configuration (except that the two fake accounts follow a
- * changed WABOT_DEMO_PORT), so an existing `.data` gets it too.
+ * (weight 1, 3 a minute, 10 s apart), the bot enabled with auto-replies on (issue 11). Written
+ * through the configuration service (validation, sealed tokens, audit), so it needs APP_KEY; run
+ * by bin/dev.ts on every start and a no-op once the tenant has a chat-bot configuration (except
+ * that the two fake accounts follow a changed WABOT_DEMO_PORT), so an existing `.data` gets it too.
  */
 
 /** Device tokens of the demo accounts and the labels the fake gateway shows for them (not secrets: fake devices). */
