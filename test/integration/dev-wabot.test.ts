@@ -132,6 +132,7 @@ describe('db/seeds/demo-wabot.ts: the demo chat bot on the fake gateway', () => 
         message_delay_seconds: 5,
         token_set: true,
         secret_key_set: false,
+        webhook_url: `${res.body.data.webhook_url}&account=fake-a`,
       },
       {
         id: 'fake-b',
@@ -145,6 +146,7 @@ describe('db/seeds/demo-wabot.ts: the demo chat bot on the fake gateway', () => 
         message_delay_seconds: 10,
         token_set: true,
         secret_key_set: false,
+        webhook_url: `${res.body.data.webhook_url}&account=fake-b`,
       },
     ]);
     for (const token of Object.keys(DEMO_WABOT_DEVICES)) expect(res.text).to.not.include(token);
