@@ -16,6 +16,7 @@ import {
   type QueueName,
 } from '../jobs/queues.js';
 import { configureJobDeps } from '../jobs/deps.js';
+import { useAutoReplySubscriber } from '../jobs/wabot/auto-reply.js';
 import type { Clock } from '../lib/clock.js';
 import { createStorage, type Storage } from '../lib/storage/index.js';
 import type { ChatSendConfigSource } from '../jobs/wabot/send-config.js';
@@ -158,6 +159,8 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
   });
 
   const runnable = names.filter((n) => registry[n]);
+  // issue 11 item 2: the chat bot's auto-reply subscribes to inbound_chat_message while this worker dispatches events
+  const releaseSubscribers = runnable.includes('event-dispatch') ? useAutoReplySubscriber() : () => undefined;
   const skipped = names.filter((n) => !registry[n]);
   for (const n of skipped) logger.warn({ queue: n }, `no processor registered for queue ${n}; skipped`);
 
@@ -238,6 +241,7 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
         clearTimeout(abortTimer);
         clearTimeout(graceTimer);
         if (outcome === 'grace over') await returnToQueue(shutdown, logger, graceMs);
+        releaseSubscribers();
         await Promise.allSettled([...schedulerQueues.map((q) => q.close()), producers.close()]);
         if (outcome === 'grace over') connection.disconnect();
         else await quitWithin(connection, 1000);

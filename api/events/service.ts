@@ -15,7 +15,7 @@ import type { Knex } from 'knex';
  */
 
 /** The events of document 2 "## Events" (one union, so a typo in a name does not compile). */
-export const EVENT_NAMES = ['ticket_incident_created', 'wabot_inbound_message'] as const;
+export const EVENT_NAMES = ['ticket_incident_created', 'inbound_chat_message'] as const;
 /** One of EVENT_NAMES. */
 export type EventName = (typeof EVENT_NAMES)[number];
 
@@ -27,8 +27,12 @@ export type EventName = (typeof EVENT_NAMES)[number];
 export interface EventPayloads {
   /** "Incident Massal": a mass incident was created with group notification on. tickets.id of the incident. */
   ticket_incident_created: { ticket_id: number };
-  /** A chat provider called POST /api/wabot/inbound/{tenant_slug}. communication_messages.id of the stored message. */
-  wabot_inbound_message: { message_id: number };
+  /**
+   * A chat provider called POST /api/wabot/inbound/{tenant_slug} and a new inbound message was
+   * stored (issue 11 item 1): communication_messages.id of that row, published in the same
+   * transaction as the row.
+   */
+  inbound_chat_message: { communication_id: number };
 }
 
 /** Largest payload publishEvent accepts, in bytes of its JSON text (64 KiB). */

@@ -23,6 +23,12 @@ export interface WebGuards {
   demoAction?: DemoAction;
   /** Extra middleware run after validation and idempotency, before the handler. */
   middleware?: Middleware<AppContext>[];
+  /**
+   * The route's own check, run after the guards above and before the body is read: a public
+   * webhook authenticates its caller here (tenant slug and key, issue 11), so a refused caller's
+   * body is never read (issue 7 item 6).
+   */
+  guard?: Middleware<AppContext>;
 }
 
 /** A route of the web service: the shared RouteDef plus the web guards. */
@@ -67,6 +73,7 @@ export function mountWebRoutes(router: Router, defs: readonly AnyWebRoute[], hoo
         assertDemoAllowed(ctx.state.tenant, def.demoAction);
         return next();
       },
+      ...(def.guard ? [def.guard] : []),
     ],
     after: (def) => [...(def.idempotent && hooks.idempotency ? [hooks.idempotency] : []), ...(def.middleware ?? [])],
   });

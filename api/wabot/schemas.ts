@@ -141,6 +141,11 @@ const accountRead: Schema = {
     message_delay_seconds: { type: ['integer', 'null'], description: 'Null: the settings value.' },
     token_set: { type: 'boolean' },
     secret_key_set: { type: 'boolean' },
+    webhook_url: {
+      type: ['string', 'null'],
+      description:
+        'The inbound webhook naming this account (webhook_url + `&account=<id>`); null until the first save.',
+    },
   },
 };
 

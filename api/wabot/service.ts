@@ -127,7 +127,11 @@ function withWebhook(
     credential_status,
     webhook_url: secret ? webhookUrl(base, secret) : null,
     settings,
-    accounts: list,
+    // issue 11 item 1: each account's own URL names it (`&account=<id>`), so no detection is needed
+    accounts: list.map((a) => ({
+      ...a,
+      webhook_url: secret ? `${webhookUrl(base, secret)}&account=${encodeURIComponent(a.id)}` : null,
+    })),
   };
 }
 

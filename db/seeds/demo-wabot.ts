@@ -5,10 +5,10 @@ import { saveWabotConfig } from '../../api/wabot/service.js';
 /**
  * The demo chat bot (issue 10 item 6): demo-isp sends through the fake wablas gateway of `npm start`
  * (bin/dev-wabot.ts) with two accounts, "Fake A" (weight 2, 6 a minute, 5 s apart) and "Fake B"
- * (weight 1, 3 a minute, 10 s apart), the bot enabled. Written through the configuration service
- * (validation, sealed tokens, audit), so it needs APP_KEY; run by bin/dev.ts on every start and a
- * no-op once the tenant has a chat-bot configuration (except that the two fake accounts follow a
- * changed WABOT_DEMO_PORT), so an existing `.data` gets it too.
+ * (weight 1, 3 a minute, 10 s apart), the bot enabled with auto-replies on (issue 11). Written
+ * through the configuration service (validation, sealed tokens, audit), so it needs APP_KEY; run
+ * by bin/dev.ts on every start and a no-op once the tenant has a chat-bot configuration (except
+ * that the two fake accounts follow a changed WABOT_DEMO_PORT), so an existing `.data` gets it too.
  */
 
 /** Device tokens of the demo accounts and the labels the fake gateway shows for them (not secrets: fake devices). */
@@ -75,6 +75,7 @@ export async function seedDemoWabot(
       wa_number: DEMO_WABOT_TEST_NUMBER,
       settings: {
         enabled: true,
+        auto_reply: true, // issue 11 item 2: the demo answers its customers' tagihan/status/tiket
         base_url: opts.gatewayUrl,
         accounts: [
           account(DEMO_ACCOUNT_IDS[0], 'Fake A', a, 2, 6, 5),

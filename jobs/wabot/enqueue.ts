@@ -34,6 +34,8 @@ export interface ChatMessageInput {
   manual?: boolean;
   /** the failed row this one resends */
   resentFromId?: number | null;
+  /** the inbound row this one answers (communication_messages.reply_to_id; auto-replies, issue 11) */
+  replyToId?: number | null;
 }
 
 /** What enqueueChatMessage needs besides the transaction. */
@@ -120,6 +122,7 @@ export async function enqueueChatMessage(
       snippet: input.text.slice(0, 200),
       manual: input.manual ?? false,
       resent_from_id: input.resentFromId ?? null,
+      reply_to_id: input.replyToId ?? null,
       occurred_at: now,
       queued_at: now,
       error_code: failed ? 'account_unavailable' : null,
@@ -138,9 +141,14 @@ export async function enqueueChatMessage(
     error_code: failed ? 'account_unavailable' : null,
   };
   if (failed) return { ...result, job: Promise.resolve(false) };
+  // a savepoint (an event subscriber's ctx.trx) settles when it is released, long before the
+  // outermost transaction commits: wait for the outermost one, or the job could run before the row
+  // is visible (issue 11)
+  let outer = trx as Knex.Transaction & { parentTransaction?: Knex.Transaction };
+  while (outer.parentTransaction) outer = outer.parentTransaction;
   const committed: Promise<boolean> =
-    'executionPromise' in trx && trx.isTransaction
-      ? (trx as Knex.Transaction).executionPromise.then(
+    'executionPromise' in outer && outer.isTransaction
+      ? outer.executionPromise.then(
           () => true,
           () => false,
         )

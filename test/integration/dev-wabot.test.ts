@@ -118,7 +118,7 @@ describe('db/seeds/demo-wabot.ts: the demo chat bot on the fake gateway', () => 
     const res = await app.request('GET', '/api/wabot/config', { token: f.adminToken });
     expect(res.status).to.equal(200);
     expect(res.body.data).to.deep.include({ provider: 'wablas', wa_number: '0812 0000 0001' });
-    expect(res.body.data.settings).to.include({ enabled: true, base_url: gatewayUrl });
+    expect(res.body.data.settings).to.include({ enabled: true, auto_reply: true, base_url: gatewayUrl });
     expect(res.body.data.accounts).to.deep.equal([
       {
         id: 'fake-a',
@@ -132,6 +132,7 @@ describe('db/seeds/demo-wabot.ts: the demo chat bot on the fake gateway', () => 
         message_delay_seconds: 5,
         token_set: true,
         secret_key_set: false,
+        webhook_url: `${res.body.data.webhook_url}&account=fake-a`,
       },
       {
         id: 'fake-b',
@@ -145,6 +146,7 @@ describe('db/seeds/demo-wabot.ts: the demo chat bot on the fake gateway', () => 
         message_delay_seconds: 10,
         token_set: true,
         secret_key_set: false,
+        webhook_url: `${res.body.data.webhook_url}&account=fake-b`,
       },
     ]);
     for (const token of Object.keys(DEMO_WABOT_DEVICES)) expect(res.text).to.not.include(token);

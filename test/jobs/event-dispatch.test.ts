@@ -43,7 +43,7 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
   it('delivers each event once to each subscriber of its name, marks it dispatched; a rerun does nothing', async () => {
     const t = await bareTenant();
     const incidents = await publishMany(t, 'ticket_incident_created', (i) => ({ ticket_id: 100 + i }), 3);
-    const inbound = await publishMany(t, 'wabot_inbound_message', (i) => ({ message_id: 200 + i }), 2);
+    const inbound = await publishMany(t, 'inbound_chat_message', (i) => ({ communication_id: 200 + i }), 2);
     recorder('test.d-incidents', ['ticket_incident_created']);
     recorder('test.d-all');
     const seen: unknown[] = [];
@@ -88,7 +88,7 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
 
   it('marks an event without subscribers dispatched with no delivery', async () => {
     const t = await bareTenant();
-    const [id] = await publishMany(t, 'wabot_inbound_message', () => ({ message_id: 1 }), 1);
+    const [id] = await publishMany(t, 'inbound_chat_message', () => ({ communication_id: 1 }), 1);
     const r = await eventDispatch(fakeJob({ tenant_id: t }).job);
     expect(r).to.deep.equal({ dispatched: 1, deliveries: 0, failed: 0, purged: 0 });
     expect((await env.knex('event_outbox').where({ id }).first()).dispatched_at).to.be.instanceOf(Date);
@@ -195,7 +195,7 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
 
   it('fails the job with the reason (bull-board) and gives an event up after MAX_EVENT_ATTEMPTS', async () => {
     const t = await bareTenant();
-    const [id] = await publishMany(t, 'wabot_inbound_message', () => ({ message_id: 3 }), 1);
+    const [id] = await publishMany(t, 'inbound_chat_message', () => ({ communication_id: 3 }), 1);
     subscribe('test.g-broken', {
       events: '*',
       handle: async () => {
@@ -274,7 +274,7 @@ describe('job event-dispatch (processor with a fake Job, real PostgreSQL)', () =
 
   it('deletes events 30 days after dispatch (deliveries too) and given-up ones 30 days after publication', async () => {
     const t = await bareTenant();
-    const ids = await publishMany(t, 'wabot_inbound_message', (i) => ({ message_id: i }), 4);
+    const ids = await publishMany(t, 'inbound_chat_message', (i) => ({ communication_id: i }), 4);
     const [old, recent, givenUp, pending] = ids;
     const ago = (days: number) => env.knex.raw(`now() - ?::int * interval '1 day'`, [days]);
     await env

@@ -1,4 +1,5 @@
 import { bodyObject, permanent, pick, rateLimited, shortText } from './classify.js';
+import { flag, obj, str, textOf, timeOf as inboundTime, type InboundItem } from './inbound.js';
 import type { Classification } from './types.js';
 import { defineProvider, endpoint, present } from './define.js';
 import type { ResponseOutcome } from './classify.js';
@@ -71,3 +72,62 @@ export const messenger = defineProvider({
     return mid ? { kind: 'sent', messageId: mid, state: 'sent', detail: 'messenger: sent' } : null;
   },
 });
+
+/**
+ * Reads a Messenger Platform webhook (issue 11 item 1). Sources: Meta "Webhook Events Reference"
+ * and its pages "messages", "message_echoes", "message_deliveries", "message_reads",
+ * https://developers.facebook.com/docs/messenger-platform/reference/webhook-events: `{object:
+ * 'page', entry: [{id: <page id>, time, messaging: [...]}]}`; a messaging item `{sender: {id:
+ * PSID}, recipient: {id: page id}, timestamp (ms), message: {mid, text, attachments, is_echo}}`,
+ * or `delivery: {mids, watermark}`, or `read: {watermark}`. Echoes (`is_echo`, the page's own
+ * messages) and other items (postbacks, reactions, `standby`) are ignored.
+ * @returns the items (one per messaging item), or null when the body is not Messenger's shape
+ */
+export function parseInbound(body: Record<string, unknown>): InboundItem[] | null {
+  if (body.object !== 'page' || !Array.isArray(body.entry)) return null;
+  const items: InboundItem[] = [];
+  for (const e of body.entry) {
+    const entry = obj(e);
+    const list = entry && Array.isArray(entry.messaging) ? entry.messaging : [];
+    for (const m of list) {
+      const ev = obj(m);
+      const psid = str(obj(ev?.sender)?.id);
+      const page = str(obj(ev?.recipient)?.id) ?? str(entry?.id);
+      const message = obj(ev?.message);
+      const delivery = obj(ev?.delivery);
+      const read = obj(ev?.read);
+      if (message && flag(message.is_echo)) items.push({ kind: 'ignored', reason: 'messenger: echo' });
+      else if (message && psid) {
+        const attachments = Array.isArray(message.attachments) ? message.attachments : [];
+        items.push({
+          kind: 'message',
+          messageId: str(message.mid),
+          chat: psid,
+          chatKind: 'conversation',
+          member: null,
+          senderName: null,
+          text: textOf(message.text, str(obj(attachments[0])?.type) ?? 'attachment'),
+          fromMe: false,
+          at: inboundTime(ev?.timestamp),
+          accountRef: page,
+        });
+      } else if (delivery && Array.isArray(delivery.mids)) {
+        for (const mid of delivery.mids) {
+          const id = str(mid);
+          if (id)
+            items.push({
+              kind: 'receipt',
+              messageId: id,
+              status: 'delivered',
+              at: inboundTime(delivery.watermark),
+              error: null,
+              accountRef: page,
+            });
+        }
+      } else if (read && psid && inboundTime(read.watermark)) {
+        items.push({ kind: 'read_watermark', chat: psid, watermark: inboundTime(read.watermark)!, accountRef: page });
+      } else items.push({ kind: 'ignored', reason: 'messenger: not a message, delivery or read' });
+    }
+  }
+  return items;
+}

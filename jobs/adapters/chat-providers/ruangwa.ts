@@ -1,4 +1,5 @@
 import { bodyObject, falsy, pick, refusal, truthy } from './classify.js';
+import { chatOf, flag, isGroupJid, jidUser, receiptStatus, str, textOf, timeOf, type InboundItem } from './inbound.js';
 import { defineProvider, endpoint, present } from './define.js';
 
 /**
@@ -42,3 +43,42 @@ export const ruangwa = defineProvider({
     };
   },
 });
+
+/**
+ * Reads a RuangWA webhook (issue 11 item 1). RuangWA's webhook payload is not in the material we
+ * could consult (decision, docs/decisions.md issue 11): it is read in the spec's own vocabulary of
+ * RuangWA (`number`, `message`, as its send API names them), JSON or form, with the optional
+ * fields gateways of its kind send: `id` / `message_id`, `is_group` / `isGroup`, `participant` /
+ * `member`, `from_me` / `fromMe`, `pushname` / `name`, `device`, `timestamp`; and a status report
+ * `{id, status}` with `number`.
+ * @returns the items, or null when the body has no `number`
+ */
+export function parseInbound(body: Record<string, unknown>): InboundItem[] | null {
+  const number = str(body.number);
+  if (!number) return null;
+  const accountRef = str(body.device);
+  if ('message' in body) {
+    const isGroup = flag(body.is_group) || flag(body.isGroup) || isGroupJid(number);
+    const { chat, chatKind } = chatOf(number, isGroup);
+    const member = str(body.participant) ?? str(body.member);
+    return [
+      {
+        kind: 'message',
+        messageId: str(body.id) ?? str(body.message_id),
+        chat,
+        chatKind,
+        member: isGroup && member ? jidUser(member) : null,
+        senderName: str(body.pushname) ?? str(body.name),
+        text: textOf(body.message, body.type),
+        fromMe: flag(body.from_me) || flag(body.fromMe),
+        at: timeOf(body.timestamp),
+        accountRef,
+      },
+    ];
+  }
+  const id = str(body.id) ?? str(body.message_id);
+  const status = receiptStatus(body.status);
+  if (id && status)
+    return [{ kind: 'receipt', messageId: id, status, at: timeOf(body.timestamp), error: null, accountRef }];
+  return [{ kind: 'ignored', reason: 'ruangwa: neither a message nor a delivery status' }];
+}

@@ -1,4 +1,5 @@
 import { bodyObject, falsy, pick, refusal, truthy } from './classify.js';
+import { chatOf, flag, jidUser, str, textOf, timeOf, type InboundItem } from './inbound.js';
 import { defineProvider, present } from './define.js';
 
 /**
@@ -46,3 +47,31 @@ export const starsender = defineProvider({
     };
   },
 });
+
+/**
+ * Reads a StarSender webhook (issue 11 item 1). StarSender's webhook payload is not in the
+ * material we could consult (decision, docs/decisions.md issue 11); it is read in StarSender's
+ * send vocabulary: `{from, message | body, id | message_id, isGroup | is_group, participant,
+ * pushName | name, fromMe, device, timestamp}`, JSON or form, `from` a number or a jid.
+ * @returns the items, or null when the body has no `from` with a message
+ */
+export function parseInbound(body: Record<string, unknown>): InboundItem[] | null {
+  const from = str(body.from);
+  if (!from || !('message' in body || 'body' in body) || 'event' in body || 'payload' in body) return null;
+  const { chat, chatKind } = chatOf(from, flag(body.isGroup) || flag(body.is_group));
+  const member = str(body.participant) ?? str(body.member);
+  return [
+    {
+      kind: 'message',
+      messageId: str(body.id) ?? str(body.message_id),
+      chat,
+      chatKind,
+      member: chatKind === 'group' && member ? jidUser(member) : null,
+      senderName: str(body.pushName) ?? str(body.name),
+      text: textOf(body.message ?? body.body, body.type),
+      fromMe: flag(body.fromMe) || flag(body.from_me),
+      at: timeOf(body.timestamp),
+      accountRef: str(body.device),
+    },
+  ];
+}

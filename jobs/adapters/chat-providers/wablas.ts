@@ -1,4 +1,5 @@
 import { bodyObject, falsy, pick, permanent, refusal, shortText, truthy } from './classify.js';
+import { chatOf, flag, isGroupJid, obj, receiptStatus, str, textOf, timeOf, type InboundItem } from './inbound.js';
 import { defineProvider, endpoint, present } from './define.js';
 
 /**
@@ -58,3 +59,53 @@ export const wablas = defineProvider({
     };
   },
 });
+
+/**
+ * Reads a Wablas webhook (issue 11 item 1). Source: Wablas "Documentation API Gateway",
+ * https://wablas.com/documentation/api, section "Webhook" (as read by public integrations, e.g. a
+ * CodeIgniter `WablasIntegration` module indexed from GitHub): an incoming message is
+ * `{id, phone, message, pushName, isGroup, group: {group_id, sender, subject}, messageType, file,
+ * deviceId, sender, isFromMe, timestamp}` (JSON or form), where `phone` is the sender or, when
+ * isGroup, the group and `group.sender` the member, `sender` the device's own number; a status report
+ * ("tracking message") is `{id, phone, status, note, deviceId, sender}` without `message`.
+ * @returns the items, or null when the body is not Wablas's shape
+ */
+export function parseInbound(body: Record<string, unknown>): InboundItem[] | null {
+  const phone = str(body.phone);
+  const accountRef = str(body.sender) ?? str(body.deviceId);
+  if (phone && 'message' in body) {
+    const group = obj(body.group);
+    const isGroup = flag(body.isGroup) || isGroupJid(phone);
+    const { chat, chatKind } = chatOf(str(group?.group_id) ?? phone, isGroup);
+    return [
+      {
+        kind: 'message',
+        messageId: str(body.id),
+        chat,
+        chatKind,
+        member: isGroup ? (str(group?.sender) ?? str(body.participant)) : null,
+        senderName: str(body.pushName) ?? str(body.pushname),
+        text: textOf(body.message, body.messageType),
+        fromMe: flag(body.isFromMe) || flag(body.fromMe),
+        at: timeOf(body.timestamp),
+        accountRef,
+      },
+    ];
+  }
+  const id = str(body.id);
+  if (id && 'status' in body && (phone || str(body.deviceId))) {
+    const status = receiptStatus(body.status);
+    if (!status) return [{ kind: 'ignored', reason: `wablas: status ${str(body.status) ?? '?'}` }];
+    return [
+      {
+        kind: 'receipt',
+        messageId: id,
+        status,
+        at: timeOf(body.timestamp),
+        error: status === 'failed' ? (str(body.note) ?? str(body.status)) : null,
+        accountRef,
+      },
+    ];
+  }
+  return null;
+}

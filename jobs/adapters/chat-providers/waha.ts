@@ -1,4 +1,16 @@
 import { bodyObject, permanent, pick, refusal, shortText } from './classify.js';
+import {
+  chatOf,
+  flag,
+  jidUser,
+  obj,
+  receiptStatus,
+  str,
+  textOf,
+  timeOf,
+  type InboundItem,
+  type InboundReceipt,
+} from './inbound.js';
 import { defineProvider, endpoint, present } from './define.js';
 
 /**
@@ -56,3 +68,59 @@ export const waha = defineProvider({
     return id ? { kind: 'sent', messageId: id, state: 'sent', detail: 'waha: sent' } : null;
   },
 });
+
+/** WAHA's message.ack values (WAHA "Events": ack -1 ERROR, 0 PENDING, 1 SERVER, 2 DEVICE, 3 READ, 4 PLAYED). */
+const WAHA_ACK: Record<string, InboundReceipt['status'] | null> = {
+  '-1': 'failed',
+  '0': null,
+  '1': 'sent',
+  '2': 'delivered',
+  '3': 'read',
+  '4': 'read',
+};
+
+/**
+ * Reads a WAHA webhook (issue 11 item 1). Source: WAHA docs "Webhooks",
+ * https://waha.devlike.pro/docs/how-to/webhooks/ ("Webhook payload": `{event, session, payload,
+ * me, engine, ...}`; event `message`: payload {id, timestamp (s), from `<digits>@c.us` or
+ * `<id>@g.us`, fromMe, to, participant (the member in a group), body, hasMedia, _data.notifyName};
+ * `message.any` also carries our own; `message.ack`: payload {id, from, ack, ackName}). Other
+ * events are recognised and ignored; `session` identifies the account (its secret key).
+ * @returns the items, or null when the body is not WAHA's shape
+ */
+export function parseInbound(body: Record<string, unknown>): InboundItem[] | null {
+  const event = str(body.event);
+  const payload = obj(body.payload);
+  if (!event || !payload || !('session' in body || 'engine' in body || 'me' in body)) return null;
+  const accountRef = str(body.session);
+  if (event === 'message' || event === 'message.any') {
+    const from = str(payload.from);
+    if (!from) return [{ kind: 'ignored', reason: 'waha: message without from' }];
+    const fromMe = flag(payload.fromMe);
+    const { chat, chatKind } = chatOf(fromMe ? (str(payload.to) ?? from) : from, false);
+    const data = obj(payload._data);
+    const participant = str(payload.participant) ?? str(payload.author);
+    return [
+      {
+        kind: 'message',
+        messageId: str(payload.id) ?? str(obj(payload.id)?._serialized),
+        chat,
+        chatKind,
+        member: chatKind === 'group' && participant ? jidUser(participant) : null,
+        senderName: str(data?.notifyName) ?? str(data?.pushName),
+        text: textOf(payload.body, payload.hasMedia ? 'media' : payload.type),
+        fromMe,
+        at: timeOf(payload.timestamp),
+        accountRef,
+      },
+    ];
+  }
+  if (event === 'message.ack') {
+    const id = str(payload.id) ?? str(obj(payload.id)?._serialized);
+    const ack = str(payload.ack);
+    const status = (ack !== null ? WAHA_ACK[ack] : undefined) ?? receiptStatus(payload.ackName);
+    if (!id || !status) return [{ kind: 'ignored', reason: `waha: ack ${ack ?? '?'}` }];
+    return [{ kind: 'receipt', messageId: id, status, at: timeOf(payload.timestamp), error: null, accountRef }];
+  }
+  return [{ kind: 'ignored', reason: `waha: event ${event.slice(0, 40)}` }];
+}

@@ -1,4 +1,5 @@
 import { bodyObject, falsy, permanent, pick, refusal, truthy } from './classify.js';
+import { chatOf, flag, jidUser, obj, str, textOf, timeOf, type InboundItem } from './inbound.js';
 import { defineProvider, present } from './define.js';
 
 /**
@@ -77,3 +78,36 @@ export const watzap = defineProvider({
     };
   },
 });
+
+/**
+ * Reads a WatZap webhook (issue 11 item 1). WatZap's webhook payload is not in the material we
+ * could consult (decision, docs/decisions.md issue 11); it is read as WatZap-style gateways post
+ * it: `{type: 'incoming_chat', data: {chat_id: <digits>@c.us | <id>@g.us, message_id, name,
+ * message_body, is_from_me, is_group, timestamp, participant}}`, flat bodies with the same names
+ * accepted too. Another `type` is recognised and ignored.
+ * @returns the items, or null when the body has neither `chat_id` nor `message_body`
+ */
+export function parseInbound(body: Record<string, unknown>): InboundItem[] | null {
+  const data = obj(body.data) ?? body;
+  const chatId = str(data.chat_id) ?? str(data.phone_no);
+  if (!chatId || !('message_body' in data || 'message' in data)) return null;
+  const type = str(body.type);
+  if (type && !/incoming|message|chat/i.test(type))
+    return [{ kind: 'ignored', reason: `watzap: ${type.slice(0, 40)}` }];
+  const { chat, chatKind } = chatOf(chatId, flag(data.is_group));
+  const member = str(data.participant) ?? str(data.sender);
+  return [
+    {
+      kind: 'message',
+      messageId: str(data.message_id) ?? str(data.id),
+      chat,
+      chatKind,
+      member: chatKind === 'group' && member ? jidUser(member) : null,
+      senderName: str(data.name),
+      text: textOf(data.message_body ?? data.message, data.message_type),
+      fromMe: flag(data.is_from_me) || flag(data.from_me),
+      at: timeOf(data.timestamp),
+      accountRef: str(data.number_key) ?? str(body.number_key),
+    },
+  ];
+}

@@ -21,7 +21,7 @@ describe('api/events/service.ts publishEvent (transactional outbox)', () => {
   });
 
   it('knows the events of document 2 "## Events"', () => {
-    expect(EVENT_NAMES).to.deep.equal(['ticket_incident_created', 'wabot_inbound_message']);
+    expect(EVENT_NAMES).to.deep.equal(['ticket_incident_created', 'inbound_chat_message']);
     expect(isEventName('ticket_incident_created')).to.equal(true);
     expect(isEventName('ticket_incident_create')).to.equal(false);
   });
@@ -46,14 +46,14 @@ describe('api/events/service.ts publishEvent (transactional outbox)', () => {
   it('writes exactly one undispatched row when the transaction commits', async () => {
     const before = Date.now();
     const { id } = await env.knex.transaction((trx) =>
-      publishEvent(trx, tenantId, 'wabot_inbound_message', { message_id: 7 }),
+      publishEvent(trx, tenantId, 'inbound_chat_message', { communication_id: 7 }),
     );
     const rows = await env.knex('event_outbox').where({ tenant_id: tenantId });
     expect(rows).to.have.length(1);
     const [row] = rows;
     expect(row.id).to.equal(id);
-    expect(row.name).to.equal('wabot_inbound_message');
-    expect(row.payload).to.deep.equal({ message_id: 7 });
+    expect(row.name).to.equal('inbound_chat_message');
+    expect(row.payload).to.deep.equal({ communication_id: 7 });
     expect(row.dispatched_at).to.equal(null);
     expect(row.attempts).to.equal(0);
     expect(row.last_error).to.equal(null);
@@ -116,9 +116,9 @@ describe('api/events/service.ts subscriber registry', () => {
     unregister.push(registerSubscriber('test.reg-all', { events: '*', handle }));
     const ids = (name: string) => subscribersFor(name).map((s) => s.id);
     expect(ids('ticket_incident_created')).to.include.ordered.members(['test.reg-incidents', 'test.reg-all']);
-    expect(ids('wabot_inbound_message')).to.include('test.reg-all').and.not.include('test.reg-incidents');
+    expect(ids('inbound_chat_message')).to.include('test.reg-all').and.not.include('test.reg-incidents');
     unregister.pop()!();
-    expect(ids('wabot_inbound_message')).to.not.include('test.reg-all');
+    expect(ids('inbound_chat_message')).to.not.include('test.reg-all');
   });
 
   it('refuses a duplicate id, a malformed id, unknown event names and a bad timeout', () => {

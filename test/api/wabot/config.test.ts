@@ -155,6 +155,8 @@ describe('/api/wabot/config', () => {
       message_delay_seconds: null,
       token_set: true,
       secret_key_set: false,
+      // issue 11: each account's webhook URL names it
+      webhook_url: `${res.body.data.webhook_url}&account=${gen.id}`,
     });
     expect(wb).to.deep.equal({
       id: 'wb',
@@ -168,6 +170,7 @@ describe('/api/wabot/config', () => {
       message_delay_seconds: 30,
       token_set: true,
       secret_key_set: true,
+      webhook_url: `${res.body.data.webhook_url}&account=wb`,
     });
     const c = (await loadChatSendConfig(env.knex, app.appKey, f.tenant.id))!;
     expect(c.accounts.map((x) => [x.id, x.token, x.secret_key, x.maxPerMinute, x.delaySeconds])).to.deep.equal([
