@@ -35,7 +35,10 @@ export type TenantTable =
   | 'inventory_items'
   | 'inventory_locations'
   | 'suppliers'
-  | 'supplier_items';
+  | 'supplier_items'
+  | 'wabot_account_states'
+  | 'wabot_groups'
+  | 'wabot_group_notices';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -69,6 +72,9 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'inventory_locations',
   'suppliers',
   'supplier_items',
+  'wabot_account_states',
+  'wabot_groups',
+  'wabot_group_notices',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

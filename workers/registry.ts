@@ -10,6 +10,8 @@ import * as customerNetwork from '../jobs/customer-network.js';
 import * as imapSync from '../jobs/imap-sync.js';
 import * as emailSend from '../jobs/email-send.js';
 import * as wabotSend from '../jobs/wabot-send.js';
+import * as wabotStatus from '../jobs/wabot-status.js';
+import * as wabotWebhookRegister from '../jobs/wabot-webhook-register.js';
 
 /**
  * How the worker process runs one queue (DESIGN.md §1, §3).
@@ -41,4 +43,6 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
   'imap-sync': { processor: imapSync.process, concurrency: 4, scheduler: imapSync.scheduler },
   'email-send': { processor: emailSend.process, concurrency: 4, scheduler: emailSend.scheduler },
   'wabot-send': { processor: wabotSend.process, concurrency: 10, scheduler: wabotSend.scheduler },
+  'wabot-status': { processor: wabotStatus.process, concurrency: 4, scheduler: wabotStatus.scheduler },
+  'wabot-webhook-register': { processor: wabotWebhookRegister.process, concurrency: 4 },
 };

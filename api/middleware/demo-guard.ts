@@ -36,6 +36,9 @@ export const DEMO_BLOCKED_ACTIONS = [
   'paypoint.cash_payment',
   'finance.invoice_pay',
   'finance.money_request_pay',
+  // issue 11 item 3: the chat bot's status reads reach the real gateway
+  'wabot.sync_status',
+  'wabot.sync_device_status',
 ] as const;
 
 /** One action the demo guard blocks. */

@@ -28,6 +28,7 @@ const ID_TABLES: Record<string, string> = {
   '/api/invoices/billing-runs/:id': 'billing_runs',
   '/api/integrations/api-tokens/:id': 'auth_tokens',
   '/api/communications/:id': 'communication_messages',
+  '/api/wabot/groups/:id': 'wabot_groups',
 };
 
 const concrete = (p: string, id: number | string = 2147483000) =>
