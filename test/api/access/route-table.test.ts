@@ -64,6 +64,14 @@ describe('route table x roles, tokens and foreign ids (issue 8)', function () {
       trigger: 'manual',
       status: 'completed',
     });
+    // issue 11 item 4: a chat group
+    await env.knex('wabot_groups').insert({
+      tenant_id: b.tenant.id,
+      name: 'Other tenant group',
+      kind: 'other',
+      account_id: 'default',
+      group_id: '120363000000000009@g.us',
+    });
     for (const role of ROLES) tokens[role] = (await makeUser(a.tenant.id, role)).token;
   });
 
