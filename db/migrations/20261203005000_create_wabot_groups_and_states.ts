@@ -57,11 +57,7 @@ export async function up(knex: Knex): Promise<void> {
     t.integer('tenant_id').notNullable().references('id').inTable('tenants').onDelete('CASCADE');
     t.bigInteger('event_id').notNullable();
     t.integer('group_id').notNullable().references('id').inTable('wabot_groups').onDelete('CASCADE');
-    t.bigInteger('communication_id')
-      .nullable()
-      .references('id')
-      .inTable('communication_messages')
-      .onDelete('SET NULL');
+    t.bigInteger('communication_id').nullable().references('id').inTable('communication_messages').onDelete('SET NULL');
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.primary(['event_id', 'group_id']);
   });
