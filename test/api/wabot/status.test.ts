@@ -18,7 +18,7 @@ describe('POST /api/wabot/sync-status, /api/wabot/sync-device-status', function 
   let app: TestApp;
   let handle: WorkerHandle;
   const BASE = 'https://wablas.test';
-  const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/wabot');
+  const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/wabot/reports');
   const fixture = (name: string) => JSON.parse(fs.readFileSync(path.join(DIR, `${name}.json`), 'utf8'));
   const [WABLAS, FONNTE] = ACCOUNTS;
 

@@ -10,7 +10,7 @@ import type { ChatAccount } from '../../../../jobs/adapters/chat-providers/types
 
 /** Issue 11 items 3 and 6: wablas's realtime report and device info, webhook registration (nock). */
 
-const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../fixtures/wabot');
+const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../fixtures/wabot/reports');
 const fixture = (name: string) => JSON.parse(fs.readFileSync(path.join(DIR, `${name}.json`), 'utf8'));
 
 const BASE = 'https://bdg.wablas.example';
