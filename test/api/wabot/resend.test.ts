@@ -22,6 +22,7 @@ describe('POST /api/communications/{id}/resend', function () {
     idle = await startTestApp();
     t = await configuredTenant(w.app, w.gw, { accounts: [gwAccount(w.gw, 'a', { weight: 2 }), gwAccount(w.gw, 'b')] });
   });
+  after(() => w.close());
   beforeEach(() => {
     w.gw.arrivals.length = 0;
   });

@@ -18,6 +18,8 @@ export interface WabotWorld {
   app: TestApp;
   gw: FakeWablas;
   workerLogs: string[];
+  /** stops the worker and the gateway (also done by the run's cleanup) */
+  close(): Promise<void>;
 }
 
 /**
@@ -45,7 +47,15 @@ export async function wabotWorld(devices: Record<string, string> = {}): Promise<
     registry: { 'wabot-send': { processor: wabotSend.process, concurrency: 5 } },
   });
   registerCleanup(() => handle.close());
-  return { app, gw, workerLogs };
+  return {
+    app,
+    gw,
+    workerLogs,
+    async close() {
+      await handle.close();
+      await gw.close();
+    },
+  };
 }
 
 /** A wablas account entry at the gateway (no limits unless given). */

@@ -45,6 +45,7 @@ describe('POST /api/wabot/test and /api/communications/{id}/resend: access and s
       accounts: [gwAccount(w.gw, 'a', { token: SENTINEL, secret_key: SENTINEL_KEY })],
     });
   });
+  after(() => w.close());
   beforeEach(() => {
     w.gw.arrivals.length = 0;
   });

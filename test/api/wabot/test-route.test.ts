@@ -22,6 +22,7 @@ describe('POST /api/wabot/test', function () {
       accounts: [gwAccount(w.gw, 'a', { weight: 2 }), gwAccount(w.gw, 'b'), gwAccount(w.gw, 'off', { enabled: false })],
     });
   });
+  after(() => w.close());
   beforeEach(() => {
     w.gw.arrivals.length = 0;
   });
