@@ -31,7 +31,8 @@ export type TenantTable =
   | 'communication_attachments'
   | 'email_seen_uidls'
   | 'wabot_settings'
-  | 'wabot_accounts';
+  | 'wabot_accounts'
+  | 'apk_keystores';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -61,6 +62,7 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'email_seen_uidls',
   'wabot_settings',
   'wabot_accounts',
+  'apk_keystores',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */
