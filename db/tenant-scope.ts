@@ -35,7 +35,8 @@ export type TenantTable =
   | 'inventory_items'
   | 'inventory_locations'
   | 'suppliers'
-  | 'supplier_items';
+  | 'supplier_items'
+  | 'apk_keystores';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -69,6 +70,7 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'inventory_locations',
   'suppliers',
   'supplier_items',
+  'apk_keystores',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

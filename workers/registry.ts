@@ -10,6 +10,7 @@ import * as customerNetwork from '../jobs/customer-network.js';
 import * as imapSync from '../jobs/imap-sync.js';
 import * as emailSend from '../jobs/email-send.js';
 import * as wabotSend from '../jobs/wabot-send.js';
+import * as apkRetention from '../jobs/apk-retention.js';
 
 /**
  * How the worker process runs one queue (DESIGN.md §1, §3).
@@ -41,4 +42,5 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
   'imap-sync': { processor: imapSync.process, concurrency: 4, scheduler: imapSync.scheduler },
   'email-send': { processor: emailSend.process, concurrency: 4, scheduler: emailSend.scheduler },
   'wabot-send': { processor: wabotSend.process, concurrency: 10, scheduler: wabotSend.scheduler },
+  'apk-retention': { processor: apkRetention.process, concurrency: 1, scheduler: apkRetention.scheduler },
 };

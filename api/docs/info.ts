@@ -51,4 +51,6 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
     'The inbox and outbox of every channel: e-mail (email.manage, module email), WhatsApp and Messenger (wabot.manage, module wabot).',
   wabot:
     'The chat bot: its gateway configuration and accounts (secrets write-only), the inbound webhook URL (wabot.manage; module wabot).',
+  'android-apk':
+    'The Android app builder: configs, builds and release keystores (passwords write-only) (app_builder.manage; module app_builder).',
 };

@@ -19,6 +19,12 @@ export interface WebGuards {
   module?: ModuleName;
   /** Login routes that act on the user's tenant (403 for users without one). */
   tenant?: boolean;
+  /**
+   * How a login without a tenant is refused: 403 FORBIDDEN (default) or, with 'validation', 422
+   * VALIDATION_FAILED with `errors.tenant` before the module and permission checks (document 2
+   * "Mobile app builder": 422 when no tenant is chosen).
+   */
+  noTenant?: 'forbidden' | 'validation';
   /** The demo guard's action of this route (403 demo_guard_blocked on demo tenants). */
   demoAction?: DemoAction;
   /** Extra middleware run after validation and idempotency, before the handler. */
@@ -68,7 +74,13 @@ export function mountWebRoutes(router: Router, defs: readonly AnyWebRoute[], hoo
     body: hooks.body,
     before: (def) => [
       authenticate(def.auth, def.rateLimited ? hooks.rateLimit : undefined),
-      authorize({ access: def.access, permission: def.permission, module: def.module, tenant: def.tenant }),
+      authorize({
+        access: def.access,
+        permission: def.permission,
+        module: def.module,
+        tenant: def.tenant,
+        noTenant: def.noTenant,
+      }),
       async (ctx, next) => {
         assertDemoAllowed(ctx.state.tenant, def.demoAction);
         return next();

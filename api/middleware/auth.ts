@@ -1,7 +1,7 @@
 import type { Next } from 'koa';
 import { bearer, parseToken, type TokenKind } from '../../lib/token.js';
 import { tokenMatches } from '../../lib/token.js';
-import { Forbidden, ModuleDisabled, Unauthenticated } from '../errors.js';
+import { Forbidden, ModuleDisabled, Unauthenticated, ValidationFailed } from '../errors.js';
 import type { ModuleName, Permission } from '../tenants/catalog.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { runStatement, statement } from '../../db/statement.js';
@@ -219,19 +219,25 @@ export function authenticate(kind: AuthKind, rateLimit?: TokenRateLimiter) {
  * - module: the tenant must have the module switched on (403 module_disabled otherwise).
  * - permission: login user must hold it (403 FORBIDDEN naming the permission otherwise).
  * - tenant: login routes that need an active tenant (403 for users without one).
- * @throws Forbidden, ModuleDisabled
+ * - noTenant 'validation': a login without a tenant gets 422 `errors.tenant` instead, before the
+ *   module and permission checks (document 2 "Mobile app builder": 422 when no tenant is chosen).
+ * @throws Forbidden, ModuleDisabled, ValidationFailed
  */
 export function authorize(opts: {
   access?: 'read' | 'write';
   permission?: Permission;
   module?: ModuleName;
   tenant?: boolean;
+  noTenant?: 'forbidden' | 'validation';
 }) {
   return async (ctx: AppContext, next: Next): Promise<void> => {
     const auth = ctx.state.auth;
     if (!auth) return next();
     if (opts.access === 'write' && auth.kind === 'integration' && auth.access !== 'read_write') {
       throw new Forbidden('This token is read-only; use a read_write token for writes.');
+    }
+    if (opts.noTenant === 'validation' && !ctx.state.tenant) {
+      throw new ValidationFailed({ tenant: ['Choose a tenant: this action needs a tenant user.'] });
     }
     if ((opts.tenant || opts.module) && !ctx.state.tenant) throw new Forbidden('This action needs a tenant user.');
     if (opts.module && !ctx.state.tenant!.modules.includes(opts.module)) throw new ModuleDisabled(opts.module);
