@@ -18,6 +18,7 @@ import { customerRoutes } from './customers/routes.js';
 import { emailRoutes } from './email/routes.js';
 import { communicationRoutes } from './communications/routes.js';
 import { wabotRoutes } from './wabot/routes.js';
+import { androidApkRoutes } from './android-apk/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -43,4 +44,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...emailRoutes,
   ...communicationRoutes,
   ...wabotRoutes,
+  ...androidApkRoutes,
 ];

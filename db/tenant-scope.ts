@@ -31,7 +31,9 @@ export type TenantTable =
   | 'communication_attachments'
   | 'email_seen_uidls'
   | 'wabot_settings'
-  | 'wabot_accounts';
+  | 'wabot_accounts'
+  | 'apk_app_configs'
+  | 'apk_builds';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -61,6 +63,8 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'email_seen_uidls',
   'wabot_settings',
   'wabot_accounts',
+  'apk_app_configs',
+  'apk_builds',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */
