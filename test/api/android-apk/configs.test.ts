@@ -50,7 +50,11 @@ describe('/api/android-apk: configurations, overview and health', () => {
     });
     const again = await put('portal', portalConfig({ version_code: 2, environment: 'sandbox', enabled: false }));
     expect(again.status, again.text).to.equal(200);
-    expect(again.body.data).to.include({ version_code: 2, application_id: 'id.demoisp.portal.sandbox', enabled: false });
+    expect(again.body.data).to.include({
+      version_code: 2,
+      application_id: 'id.demoisp.portal.sandbox',
+      enabled: false,
+    });
     expect(await a.scope.table('apk_app_configs').count({ n: '*' }).first()).to.deep.equal({ n: 1 });
     const audits = await a.scope.table('audit_log').where({ action: 'app_builder.config_saved' }).orderBy('id');
     expect(audits).to.have.length(2);
@@ -61,7 +65,11 @@ describe('/api/android-apk: configurations, overview and health', () => {
   it('absensi opens {base_url}/absensi/ (document 2)', async () => {
     const res = await put(
       'absensi',
-      portalConfig({ package_id: 'id.demoisp.absensi', base_url: 'https://demo-isp.test/', api_url: 'https://api.demo-isp.test/v1' }),
+      portalConfig({
+        package_id: 'id.demoisp.absensi',
+        base_url: 'https://demo-isp.test/',
+        api_url: 'https://api.demo-isp.test/v1',
+      }),
     );
     expect(res.status, res.text).to.equal(200);
     expect(res.body.data.start_url).to.equal('https://demo-isp.test/absensi/');
@@ -200,7 +208,10 @@ describe('/api/android-apk: configurations, overview and health', () => {
       .knex('tenants')
       .where({ id: f.tenant.id })
       .update({ modules: JSON.stringify(MODULES.filter((m) => m !== 'app_builder')) });
-    const off = await app.request('PUT', '/api/android-apk/configs/portal', { token: f.adminToken, body: portalConfig() });
+    const off = await app.request('PUT', '/api/android-apk/configs/portal', {
+      token: f.adminToken,
+      body: portalConfig(),
+    });
     expect(off.status).to.equal(403);
     expect(off.body.code).to.equal('module_disabled');
     expect(await f.scope.table('apk_app_configs').count({ n: '*' }).first()).to.deep.equal({ n: 0 });
