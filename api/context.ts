@@ -38,6 +38,11 @@ export interface AppDeps {
     emailTestWaitMs?: number;
     /** How long POST /api/wabot/test waits for its check or send, in ms (default 15000; issue 10 item 4). */
     wabotTestWaitMs?: number;
+    /**
+     * The app builder (issue 12): the toolchain health looks at and the keystore source of the
+     * release-build check. Absent: stub toolchain, no release keystores.
+     */
+    apk?: import('./android-apk/routes.js').ApkApiOptions;
   };
 }
 

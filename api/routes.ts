@@ -20,6 +20,7 @@ import { communicationRoutes } from './communications/routes.js';
 import { wabotRoutes } from './wabot/routes.js';
 import { wabotInboundRoutes } from './wabot/inbound-routes.js';
 import { androidApkKeystoreRoutes } from './android-apk-keystores/routes.js';
+import { androidApkRoutes } from './android-apk/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -47,4 +48,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...wabotRoutes,
   ...wabotInboundRoutes,
   ...androidApkKeystoreRoutes,
+  ...androidApkRoutes,
 ];

@@ -36,7 +36,9 @@ export type TenantTable =
   | 'inventory_locations'
   | 'suppliers'
   | 'supplier_items'
-  | 'apk_keystores';
+  | 'apk_keystores'
+  | 'apk_app_configs'
+  | 'apk_builds';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -71,6 +73,8 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'suppliers',
   'supplier_items',
   'apk_keystores',
+  'apk_app_configs',
+  'apk_builds',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

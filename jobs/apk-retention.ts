@@ -29,13 +29,13 @@ export const RETENTION_BATCH_SIZE = 200;
 
 /**
  * The columns of `apk_builds` this job reads and writes (docs/decisions.md, issue 12 items 8, 9):
- * `id`, `tenant_id`, `app_type`, `status` (`successful` counts), `storage_key` (the APK file's key
+ * `id`, `tenant_id`, `app_type`, `status` (`successful` counts), `file_key` (the APK file's key
  * in the storage driver, null when none was stored), `finished_at` (timestamptz), `file_deleted_at`
  * (timestamptz, null while the file is kept).
  */
 export const APK_BUILD_COLUMNS = {
   table: 'apk_builds',
-  storageKey: 'storage_key',
+  storageKey: 'file_key',
   finishedAt: 'finished_at',
   fileDeletedAt: 'file_deleted_at',
 } as const;

@@ -29,6 +29,7 @@ export const QUEUE_NAMES = [
   'email-send',
   'wabot-send',
   'apk-retention',
+  'apk-build',
 ] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];

@@ -31,10 +31,9 @@ import {
  * app_builder module on (403 module_disabled), a login without a tenant 422 `errors.tenant`.
  */
 const base = {
-  tag: 'android-apk',
+  tag: 'app-builder',
   auth: 'login',
-  tenant: true,
-  noTenant: 'validation',
+  tenant: 'validation',
   module: 'app_builder',
   permission: 'app_builder.manage',
 } as const;

@@ -51,6 +51,6 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
     'The inbox and outbox of every channel: e-mail (email.manage, module email), WhatsApp and Messenger (wabot.manage, module wabot).',
   wabot:
     'The chat bot: its gateway configuration and accounts (secrets write-only), the inbound webhook URL (wabot.manage; module wabot).',
-  'android-apk':
-    'The Android app builder: configs, builds and release keystores (passwords write-only) (app_builder.manage; module app_builder).',
+  'app-builder':
+    'The Android app builder: build configurations of the four app types, builder health, builds (apk-build queue), their logs and APK downloads (app_builder.manage; module app_builder).',
 };

@@ -17,14 +17,11 @@ export interface WebGuards {
   permission?: Permission;
   /** The tenant module the route belongs to (403 module_disabled when the tenant switched it off). */
   module?: ModuleName;
-  /** Login routes that act on the user's tenant (403 for users without one). */
-  tenant?: boolean;
   /**
-   * How a login without a tenant is refused: 403 FORBIDDEN (default) or, with 'validation', 422
-   * VALIDATION_FAILED with `errors.tenant` before the module and permission checks (document 2
-   * "Mobile app builder": 422 when no tenant is chosen).
+   * Login routes that act on the user's tenant: 403 for users without one, or with 'validation'
+   * 422 VALIDATION_FAILED `errors.tenant` (the app builder, document 2).
    */
-  noTenant?: 'forbidden' | 'validation';
+  tenant?: boolean | 'validation';
   /** The demo guard's action of this route (403 demo_guard_blocked on demo tenants). */
   demoAction?: DemoAction;
   /** Extra middleware run after validation and idempotency, before the handler. */
@@ -79,7 +76,6 @@ export function mountWebRoutes(router: Router, defs: readonly AnyWebRoute[], hoo
         permission: def.permission,
         module: def.module,
         tenant: def.tenant,
-        noTenant: def.noTenant,
       }),
       async (ctx, next) => {
         assertDemoAllowed(ctx.state.tenant, def.demoAction);

@@ -11,9 +11,7 @@ import { fakeJob } from './fake-job.js';
 
 /**
  * Issue 12 item 9: the daily apk-retention job keeps the files of the newest APK_RETENTION_COUNT
- * successful builds per tenant and app type and deletes the rest; the rows stay, marked. The
- * apk_builds table belongs to the build module (items 5-7); until it exists on this branch the
- * test creates the columns the job needs (jobs/apk-retention.ts APK_BUILD_COLUMNS), and only then.
+ * successful builds per tenant and app type and deletes the rest; the rows stay, marked.
  */
 describe('apk-retention: files beyond the newest 10 successful builds per tenant and app type (issue 12 item 9)', function () {
   this.timeout(60_000);
@@ -23,19 +21,6 @@ describe('apk-retention: files beyond the newest 10 successful builds per tenant
   let b: TenantFixture;
 
   before(async () => {
-    if (!(await env.knex.schema.hasTable('apk_builds'))) {
-      await env.knex.schema.createTable('apk_builds', (t) => {
-        t.increments('id');
-        t.integer('tenant_id').notNullable().references('id').inTable('tenants').onDelete('CASCADE');
-        t.text('app_type').notNullable();
-        t.text('status').notNullable();
-        t.text('storage_key').nullable();
-        t.bigInteger('size_bytes').nullable();
-        t.text('sha256').nullable();
-        t.timestamp('finished_at', { useTz: true }).nullable();
-        t.timestamp('file_deleted_at', { useTz: true }).nullable();
-      });
-    }
     storage = createStorage({ driver: 'local', root: path.join(env.dir, 'apk-retention-storage') });
     configureJobDeps({ knex: env.knex, storage, clock });
     a = await makeTenant();
@@ -47,14 +32,24 @@ describe('apk-retention: files beyond the newest 10 successful builds per tenant
     const finished = new Date(clock.now().getTime() - minutesAgo * 60_000);
     const [row] = await env
       .knex('apk_builds')
-      .insert({ tenant_id: f.tenant.id, app_type: appType, status, finished_at: finished })
+      .insert({
+        tenant_id: f.tenant.id,
+        app_type: appType,
+        build_type: 'debug',
+        toolchain: 'stub',
+        config: {},
+        version_name: '1.0',
+        version_code: 1,
+        status,
+        finished_at: finished,
+      })
       .returning('id');
     if (status === 'successful') {
       const key = `tenants/${f.tenant.id}/apk/${row.id}.apk`;
       const put = await storage.put(key, Readable.from([Buffer.from(`PK\x03\x04 apk ${row.id}`)]), {
         maxBytes: 1024,
       });
-      await env.knex('apk_builds').where({ id: row.id }).update({ storage_key: key, size_bytes: put.size });
+      await env.knex('apk_builds').where({ id: row.id }).update({ file_key: key, size_bytes: put.size });
     }
     return row.id;
   }
@@ -66,7 +61,7 @@ describe('apk-retention: files beyond the newest 10 successful builds per tenant
         return {
           id,
           marked: r.file_deleted_at !== null,
-          file: r.storage_key ? await storage.exists(r.storage_key) : null,
+          file: r.file_key ? await storage.exists(r.file_key) : null,
         };
       }),
     );
@@ -127,7 +122,7 @@ describe('apk-retention: files beyond the newest 10 successful builds per tenant
     const ids: number[] = [];
     for (let i = 0; i < 4; i++) ids.push(await build(t, 'absensi', 'successful', i));
     const lost = await env.knex('apk_builds').where({ id: ids[3] }).first();
-    await storage.delete(lost.storage_key);
+    await storage.delete(lost.file_key);
     const res = await apkRetention.process(
       fakeJob<apkRetention.ApkRetentionData>({ tenant_id: t.tenant.id, keep: 2 }).job,
     );

@@ -28,6 +28,8 @@ const ID_TABLES: Record<string, string> = {
   '/api/invoices/billing-runs/:id': 'billing_runs',
   '/api/integrations/api-tokens/:id': 'auth_tokens',
   '/api/communications/:id': 'communication_messages',
+  '/api/android-apk/configs/:appType': 'apk_app_configs',
+  '/api/android-apk/builds/:id': 'apk_builds',
 };
 
 const concrete = (p: string, id: number | string = 2147483000) =>
