@@ -2,13 +2,12 @@ import { expect } from 'chai';
 import { env } from '../../helpers/env.js';
 import {
   acquireSendSlot,
-  checkPace,
   completeSendSlot,
   peekSendSlot,
-  readGrantLog,
   wakeDelayMs,
   waitingStaleMs,
 } from '../../../jobs/wabot/limiter.js';
+import { checkPace, readGrantLog } from '../../../jobs/wabot/grant-log.js';
 import { loadConfig } from '../../../lib/config.js';
 import { limiterKeys } from '../../../jobs/wabot/keys.js';
 
