@@ -223,6 +223,7 @@ export async function runBuild(
     const logKey = storage ? await storeLog(storage, work, tenantId, buildId) : null;
     await own().update({
       status: reason === 'cancel' ? 'cancelled' : 'failed',
+      progress, // where it stopped (the 2 s tick may not have written it yet)
       error: reason === 'cancel' ? null : message,
       log_tail: log.tailText(),
       log_key: logKey,

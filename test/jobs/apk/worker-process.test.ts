@@ -20,7 +20,7 @@ type Child = ResultPromise<{ reject: false; timeout: number }> & { output: () =>
  * SIGTERM; kill -9 of the worker leaves no build `running` and no process of the group behind.
  */
 describe('apk-build in a real worker process (sandboxed processor, SIGTERM, kill -9)', function () {
-  this.timeout(240_000);
+  this.timeout(600_000);
   const children: Child[] = [];
   let tmp: string;
   let queues: Queues;
@@ -57,7 +57,7 @@ describe('apk-build in a real worker process (sandboxed processor, SIGTERM, kill
         ...stubEnv,
       },
       reject: false,
-      timeout: 200_000,
+      timeout: 540_000,
     });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -66,7 +66,7 @@ describe('apk-build in a real worker process (sandboxed processor, SIGTERM, kill
     return children[children.length - 1];
   }
 
-  async function until<T>(what: string, fn: () => Promise<T>, ms = 90_000): Promise<NonNullable<T>> {
+  async function until<T>(what: string, fn: () => Promise<T>, ms = 240_000): Promise<NonNullable<T>> {
     const end = Date.now() + ms;
     for (;;) {
       const v = await fn();
