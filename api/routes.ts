@@ -21,6 +21,8 @@ import { wabotRoutes } from './wabot/routes.js';
 import { wabotInboundRoutes } from './wabot/inbound-routes.js';
 import { wabotGroupRoutes } from './wabot/group-routes.js';
 import { wabotStatsRoutes } from './wabot/stats-routes.js';
+import { androidApkKeystoreRoutes } from './android-apk-keystores/routes.js';
+import { androidApkRoutes } from './android-apk/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -49,4 +51,6 @@ export const webRoutes: AnyWebRoute[] = [
   ...wabotInboundRoutes,
   ...wabotGroupRoutes,
   ...wabotStatsRoutes,
+  ...androidApkKeystoreRoutes,
+  ...androidApkRoutes,
 ];

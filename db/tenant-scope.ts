@@ -38,7 +38,10 @@ export type TenantTable =
   | 'supplier_items'
   | 'wabot_account_states'
   | 'wabot_groups'
-  | 'wabot_group_notices';
+  | 'wabot_group_notices'
+  | 'apk_keystores'
+  | 'apk_app_configs'
+  | 'apk_builds';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -75,6 +78,9 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'wabot_account_states',
   'wabot_groups',
   'wabot_group_notices',
+  'apk_keystores',
+  'apk_app_configs',
+  'apk_builds',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

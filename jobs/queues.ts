@@ -30,6 +30,8 @@ export const QUEUE_NAMES = [
   'wabot-send',
   'wabot-status',
   'wabot-webhook-register',
+  'apk-retention',
+  'apk-build',
 ] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];
