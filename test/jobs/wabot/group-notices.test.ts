@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import nock from 'nock';
 import { env } from '../../helpers/env.js';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
@@ -10,6 +11,8 @@ import { loadChatSendConfig } from '../../../jobs/wabot/load-config.js';
 import { handleGroupNotices, useGroupNoticeSubscriber } from '../../../jobs/wabot/group-notices.js';
 import { incidentNoticeText, localTime } from '../../../jobs/wabot/group-notice-texts.js';
 import { publishEvent, type EventPayloads, type OutboxEvent } from '../../../api/events/service.js';
+import { process as wabotProcess, SEND_JOB } from '../../../jobs/wabot-send.js';
+import type { SendJob } from '../../../jobs/wabot/send.js';
 import { ManualClock } from '../../../lib/clock.js';
 import { fakeJob } from '../fake-job.js';
 
@@ -36,6 +39,7 @@ describe('wabot group notices (subscriber of ticket_incident_created)', function
     });
     release = useGroupNoticeSubscriber();
   });
+  afterEach(() => nock.cleanAll());
   after(async () => {
     release();
     await queues.close();
@@ -54,8 +58,8 @@ describe('wabot group notices (subscriber of ticket_incident_created)', function
   };
 
   /** A tenant with wablas and fonnte accounts and four groups: two ticked and enabled, one disabled, one not ticked. */
-  async function world() {
-    const f = await makeTenant();
+  async function world(opts: { demo?: boolean } = {}) {
+    const f = await makeTenant({ demo: opts.demo });
     await configure(app, f, {}, [WABLAS, FONNTE]);
     const g = (name: string, account: string, groupId: string, events: string[], enabled = true) =>
       app.request('POST', '/api/wabot/groups', {
@@ -73,7 +77,21 @@ describe('wabot group notices (subscriber of ticket_incident_created)', function
       .knex('communication_messages')
       .where({ tenant_id: f.tenant.id, source: 'notice' })
       .orderBy('id')
-      .select('counterpart', 'account_ref', 'recipient_kind', 'is_group', 'status', 'body_text');
+      .select('id', 'counterpart', 'account_ref', 'recipient_kind', 'is_group', 'status', 'body_text', 'error_code');
+  /** Runs the wabot-send processor on one outbox row; answers what it threw, or null. */
+  const send = async (f: TenantFixture, id: number) => {
+    const job: SendJob = {
+      ...fakeJob({ tenant_id: f.tenant.id, message_id: id }).job,
+      name: SEND_JOB,
+      attemptsMade: 0,
+      opts: { attempts: 5 },
+      async moveToDelayed() {},
+    };
+    return wabotProcess(job, 'token').then(
+      () => null,
+      (e: Error) => e,
+    );
+  };
   const dispatch = async (f: TenantFixture) => {
     const { result } = await dispatchEvents(env.knex, fakeJob({ tenant_id: f.tenant.id }).job);
     expect(result.failed).to.equal(0);
@@ -145,5 +163,37 @@ describe('wabot group notices (subscriber of ticket_incident_created)', function
     );
     expect(again).to.deep.equal({ queued: [], already: 2 });
     expect(await notices(f)).to.have.length(2);
+  });
+
+  it('committed, then sent: the wabot-send job posts the notice to the group (isGroup) and marks it pending', async () => {
+    const f = await world();
+    await env.knex.transaction((trx) => publishEvent(trx, f.tenant.id, 'ticket_incident_created', PAYLOAD));
+    await dispatch(f);
+    const [noc] = await notices(f);
+    let sent: Record<string, string> = {};
+    const scope = nock('https://wablas.test')
+      .post('/api/send-message')
+      .reply(200, (_uri, body) => {
+        sent = Object.fromEntries(new URLSearchParams(String(body)));
+        return { status: true, message: 'ok', data: { messages: [{ id: 'WB-NOTICE-1', status: 'pending' }] } };
+      });
+    expect(await send(f, Number(noc.id))).to.equal(null);
+    expect(scope.isDone()).to.equal(true);
+    expect(sent).to.deep.equal({ phone: 'noc@g.us', message: noc.body_text, isGroup: 'true' });
+    const after = await env.knex('communication_messages').where({ id: noc.id }).first();
+    expect(after).to.deep.include({ status: 'pending', message_id: 'WB-NOTICE-1' });
+  });
+
+  it('a demo-mode tenant: the notices are written, their sends fail demo_guard_blocked without a provider call', async () => {
+    const f = await world({ demo: true });
+    await env.knex.transaction((trx) => publishEvent(trx, f.tenant.id, 'ticket_incident_created', PAYLOAD));
+    await dispatch(f);
+    const rows = await notices(f);
+    expect(rows.map((r) => r.status)).to.deep.equal(['queued', 'queued']);
+    for (const r of rows) expect((await send(f, Number(r.id)))?.message).to.include('demo_guard_blocked');
+    expect((await notices(f)).map((r) => [r.status, r.error_code])).to.deep.equal([
+      ['failed', 'demo_guard_blocked'],
+      ['failed', 'demo_guard_blocked'],
+    ]);
   });
 });
