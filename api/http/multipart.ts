@@ -99,11 +99,15 @@ export async function receiveFile<T>(
   const parsed = new Promise<void>((resolve) => {
     endParsing = resolve;
   });
-  // stops reading the request: the rest is neither parsed nor stored, the connection closes after the answer
+  // stops parsing the request: the rest is neither parsed nor stored, the connection closes after the answer.
+  // With a declared length (at most `cap`, checked above) the rest is read and dropped, so the client, still
+  // sending its last bytes, gets the answer and not a reset (a socket closed with unread data sends RST);
+  // without one (chunked) nothing more is read.
   const stopReading = (e: unknown) => {
     fail(e);
     req.unpipe(bb);
-    req.pause();
+    if (Number.isFinite(declared)) req.resume();
+    else req.pause();
     current?.destroy(e instanceof Error ? e : new Error(String(e)));
     ctx.set('Connection', 'close');
     endParsing();
