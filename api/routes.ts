@@ -19,6 +19,9 @@ import { emailRoutes } from './email/routes.js';
 import { communicationRoutes } from './communications/routes.js';
 import { wabotRoutes } from './wabot/routes.js';
 import { wabotInboundRoutes } from './wabot/inbound-routes.js';
+import { inventoryCatalogueRoutes } from './inventory/routes.js';
+import { inventoryStockRoutes } from './inventory/stock-routes.js';
+import { supplierRoutes } from './suppliers/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -45,4 +48,7 @@ export const webRoutes: AnyWebRoute[] = [
   ...communicationRoutes,
   ...wabotRoutes,
   ...wabotInboundRoutes,
+  ...inventoryCatalogueRoutes,
+  ...inventoryStockRoutes,
+  ...supplierRoutes,
 ];

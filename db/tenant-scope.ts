@@ -35,7 +35,17 @@ export type TenantTable =
   | 'inventory_items'
   | 'inventory_locations'
   | 'suppliers'
-  | 'supplier_items';
+  | 'supplier_items'
+  | 'inventory_stock'
+  | 'inventory_serials'
+  | 'inventory_mutations'
+  | 'inventory_purchases'
+  | 'inventory_counts'
+  | 'inventory_count_lines'
+  | 'inventory_requests'
+  | 'inventory_request_items'
+  | 'inventory_request_history'
+  | 'home_base_inventory_locations';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -69,6 +79,16 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'inventory_locations',
   'suppliers',
   'supplier_items',
+  'inventory_stock',
+  'inventory_serials',
+  'inventory_mutations',
+  'inventory_purchases',
+  'inventory_counts',
+  'inventory_count_lines',
+  'inventory_requests',
+  'inventory_request_items',
+  'inventory_request_history',
+  'home_base_inventory_locations',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

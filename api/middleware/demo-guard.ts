@@ -36,6 +36,8 @@ export const DEMO_BLOCKED_ACTIONS = [
   'paypoint.cash_payment',
   'finance.invoice_pay',
   'finance.money_request_pay',
+  // issue 16 item 3: a paid stock-in books an expense (checked in the route: only when finance_paid)
+  'inventory.paid_stock_in',
 ] as const;
 
 /** One action the demo guard blocks. */

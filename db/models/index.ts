@@ -23,3 +23,13 @@ export { CommunicationMessage, type CommunicationChannel, type CommunicationStat
 export { CommunicationAttachment } from './communication-attachment.js';
 export { WabotSetting } from './wabot-setting.js';
 export { WabotAccount } from './wabot-account.js';
+export { InventoryItem, type InventoryItemType, type InventoryTracking } from './inventory-item.js';
+export { InventoryLocation, type InventoryLocationType } from './inventory-location.js';
+export { Supplier } from './supplier.js';
+export {
+  InventoryRequest,
+  type InventoryRequestStatus,
+  type InventoryRequestType,
+  type InventoryReferenceType,
+} from './inventory-request.js';
+export { InventoryCount } from './inventory-count.js';

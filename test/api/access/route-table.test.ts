@@ -28,6 +28,11 @@ const ID_TABLES: Record<string, string> = {
   '/api/invoices/billing-runs/:id': 'billing_runs',
   '/api/integrations/api-tokens/:id': 'auth_tokens',
   '/api/communications/:id': 'communication_messages',
+  '/api/inventory/:id': 'inventory_items',
+  '/api/inventory/locations/:id': 'inventory_locations',
+  '/api/inventory/counts/:id': 'inventory_counts',
+  '/api/inventory/requests/:id': 'inventory_requests',
+  '/api/suppliers/:supplier': 'suppliers',
 };
 
 const concrete = (p: string, id: number | string = 2147483000) =>
