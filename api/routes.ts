@@ -22,6 +22,7 @@ import { wabotInboundRoutes } from './wabot/inbound-routes.js';
 import { inventoryCatalogueRoutes } from './inventory/routes.js';
 import { inventoryStockRoutes } from './inventory/stock-routes.js';
 import { supplierRoutes } from './suppliers/routes.js';
+import { inventoryRequestRoutes } from './inventory/requests/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -51,4 +52,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...inventoryCatalogueRoutes,
   ...inventoryStockRoutes,
   ...supplierRoutes,
+  ...inventoryRequestRoutes,
 ];
