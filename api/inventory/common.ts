@@ -2,6 +2,7 @@ import type { TenantScope } from '../../db/tenant-scope.js';
 import { InventoryItem, InventoryLocation } from '../../db/models/index.js';
 import type { FieldErrors } from '../errors.js';
 import { toNumber } from '../../lib/money.js';
+import { recordAudit, type AuditEntry } from '../audit-logs/service.js';
 
 /** Shared pieces of the inventory services (issue 16). */
 
@@ -9,6 +10,14 @@ import { toNumber } from '../../lib/money.js';
 export interface Actor {
   userId: number | null;
   ip?: string | null;
+  /** false: write no audit entry (the demo seed's opening stock is not a user's action). */
+  audit?: boolean;
+}
+
+/** recordAudit unless the actor says `audit: false` (the demo seed). */
+export async function auditFor(s: TenantScope, actor: Actor, entry: Omit<AuditEntry, 'userId' | 'ip'>) {
+  if (actor.audit === false) return;
+  await recordAudit(s, { ...entry, userId: actor.userId, ip: actor.ip ?? null });
 }
 
 /** numeric(14,2) from pg (a string) -> JSON number with at most 2 decimals. */

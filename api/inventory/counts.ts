@@ -1,11 +1,10 @@
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { InventoryCount } from '../../db/models/index.js';
 import { compare, money, sub, toDbString, type Money } from '../../lib/money.js';
-import { recordAudit } from '../audit-logs/service.js';
 import { NotFound, ValidationFailed, type FieldErrors } from '../errors.js';
 import type { PageParams } from '../shared/list.js';
 import { envelope, iso } from '../shared/schemas.js';
-import { itemsById, locationsById, num, type Actor } from './common.js';
+import { auditFor, itemsById, locationsById, num, type Actor } from './common.js';
 import { applyLedger, keyOf, lockStock, serialKey, type LedgerEntry } from './ledger.js';
 
 /**
@@ -146,12 +145,10 @@ export async function createCount(scope: TenantScope, actor: Actor, input: Count
         mutation_id: l.entry === undefined ? null : mutations[l.entry].id,
       })),
     );
-    await recordAudit(s, {
-      userId: actor.userId,
+    await auditFor(s, actor, {
       action: 'inventory.count_created',
       subject: { type: 'inventory_counts', id: count.id },
       after: { location_id: loc, lines: lines.length, adjustments: entries.length },
-      ip: actor.ip ?? null,
     });
     return count.id;
   });

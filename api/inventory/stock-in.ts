@@ -1,10 +1,9 @@
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { InventoryItem, Supplier } from '../../db/models/index.js';
 import { money, mul, round, toDbString, type Money } from '../../lib/money.js';
-import { recordAudit } from '../audit-logs/service.js';
 import { NotFound, ValidationFailed, type FieldErrors } from '../errors.js';
 import { iso } from '../shared/schemas.js';
-import { locationsById, num, type Actor } from './common.js';
+import { auditFor, locationsById, num, type Actor } from './common.js';
 import { applyLedger, quantityOf, serialKey } from './ledger.js';
 
 /**
@@ -131,8 +130,7 @@ export async function stockIn(scope: TenantScope, actor: Actor, itemId: number, 
         updated_at: now,
       })
       .returning('*');
-    await recordAudit(s, {
-      userId: actor.userId,
+    await auditFor(s, actor, {
       action: 'inventory.stock_in',
       subject: { type: 'inventory_items', id: itemId },
       after: {
@@ -144,7 +142,6 @@ export async function stockIn(scope: TenantScope, actor: Actor, itemId: number, 
         finance_paid: p.finance_paid,
         serials: serials.length,
       },
-      ip: actor.ip ?? null,
     });
     return {
       id: p.id as number,

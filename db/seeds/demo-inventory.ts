@@ -90,7 +90,7 @@ export async function seedDemoInventory(
   const [zte, huawei, drop, patch, splitter, closure] = ids;
   const sn = (p: string, from: number, n: number) =>
     Array.from({ length: n }, (_, k) => `${p}${opts.serialPrefix}${String(from + k).padStart(4, '0')}`);
-  const actor = { userId: null };
+  const actor = { userId: null, audit: false }; // the opening stock is nobody's action in the audit log
   const receive = (item: number, loc: number, quantity: number, cost: number, serials?: string[], supplier = 0) =>
     stockIn(scope, actor, item, {
       quantity,
@@ -119,7 +119,7 @@ export async function seedDemoInventory(
   });
 
   // one request per state, asked by the technician when there is one
-  const who: Requester = { userId: opts.technicianId, manager: true };
+  const who: Requester = { userId: opts.technicianId, manager: true, audit: false };
   const plans: [string, RequestAction[], Record<string, unknown>?][] = [
     ['draft', []],
     ['pending', []],

@@ -26,6 +26,8 @@ export interface Requester {
   userId: number | null;
   manager: boolean;
   ip?: string | null;
+  /** false: no audit entries (the demo seed). */
+  audit?: boolean;
 }
 
 /** One item of a request body. */

@@ -2,7 +2,7 @@ import type { PartialModelObject } from 'objection';
 import type { TenantScope } from '../../../db/tenant-scope.js';
 import { InventoryRequest, type InventoryRequestStatus } from '../../../db/models/index.js';
 import { compare, money, type Money } from '../../../lib/money.js';
-import { recordAudit } from '../../audit-logs/service.js';
+import { auditFor } from '../common.js';
 import { InsufficientStock, ValidationFailed, type FieldErrors } from '../../errors.js';
 import { stateMachine } from '../../shared/state-machine.js';
 import { applyLedger, serialKey, type LedgerEntry, type MutationType } from '../ledger.js';
@@ -165,12 +165,10 @@ export async function transitionRequest(
             .update({ serials: JSON.stringify(e.serials.map((x) => x.trim())) });
       }
       Object.assign(patch, { processed_by: who.userId, processed_at: now });
-      await recordAudit(s, {
-        userId: who.userId,
+      await auditFor(s, who, {
         action: 'inventory.request_processed',
         subject: { type: 'inventory_requests', id },
         after: { number: row.number, mutations: mutations.map((m) => m.id) },
-        ip: who.ip ?? null,
       });
     }
     await s.query(InventoryRequest).findById(id).patch(patch);
