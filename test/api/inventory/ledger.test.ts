@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
-import { makeTenant, makeUser, type TenantFixture } from '../../helpers/fixtures.js';
+import { makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
 import { assertLedgerBalanced, makeItem, makeLocation, serial, stockIn, stockOf } from './support.js';
 
