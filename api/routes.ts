@@ -23,6 +23,8 @@ import { inventoryCatalogueRoutes } from './inventory/routes.js';
 import { inventoryStockRoutes } from './inventory/stock-routes.js';
 import { supplierRoutes } from './suppliers/routes.js';
 import { inventoryRequestRoutes } from './inventory/requests/routes.js';
+import { androidApkKeystoreRoutes } from './android-apk-keystores/routes.js';
+import { androidApkRoutes } from './android-apk/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -53,4 +55,6 @@ export const webRoutes: AnyWebRoute[] = [
   ...inventoryStockRoutes,
   ...supplierRoutes,
   ...inventoryRequestRoutes,
+  ...androidApkKeystoreRoutes,
+  ...androidApkRoutes,
 ];

@@ -45,7 +45,10 @@ export type TenantTable =
   | 'inventory_requests'
   | 'inventory_request_items'
   | 'inventory_request_history'
-  | 'home_base_inventory_locations';
+  | 'home_base_inventory_locations'
+  | 'apk_keystores'
+  | 'apk_app_configs'
+  | 'apk_builds';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -89,6 +92,9 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'inventory_request_items',
   'inventory_request_history',
   'home_base_inventory_locations',
+  'apk_keystores',
+  'apk_app_configs',
+  'apk_builds',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

@@ -54,4 +54,6 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
   inventory:
     'Items, stock locations, the stock ledger (stock, mutations, serials), stock-in, counts and inventory requests (inventory.view / inventory.manage; module inventory).',
   suppliers: 'Suppliers and their buy prices (inventory.view / inventory.manage; module inventory).',
+  'app-builder':
+    'The Android app builder: build configurations of the four app types, builder health, builds (apk-build queue), their logs and APK downloads (app_builder.manage; module app_builder).',
 };

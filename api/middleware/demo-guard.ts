@@ -38,6 +38,11 @@ export const DEMO_BLOCKED_ACTIONS = [
   'finance.money_request_pay',
   // issue 16 item 3: a paid stock-in books an expense (checked in the route: only when finance_paid)
   'inventory.paid_stock_in',
+  // issue 12 item 8: release keystores serve only release builds, which demo tenants cannot run, and a
+  // visitor's real signing key never belongs on a shared tenant (docs/decisions.md)
+  'app_builder.keystore.upload',
+  'app_builder.keystore.generate',
+  'app_builder.keystore.delete',
 ] as const;
 
 /** One action the demo guard blocks. */

@@ -33,3 +33,6 @@ export {
   type InventoryReferenceType,
 } from './inventory-request.js';
 export { InventoryCount } from './inventory-count.js';
+export { ApkKeystore, type ApkKeystoreKind } from './apk-keystore.js';
+export { ApkAppConfig } from './apk-app-config.js';
+export { ApkBuild, type ApkBuildStatus } from './apk-build.js';
