@@ -167,3 +167,15 @@ export class SchemaMissing extends AppError {
     });
   }
 }
+
+/**
+ * 422 INSUFFICIENT_STOCK (issue 16 item 2): a stock change would take a location below zero, or a
+ * serial number is not in stock where it should leave from. Nothing moved. `errors` names the
+ * fields (`items.N.quantity`, `items.N.serials`).
+ */
+export class InsufficientStock extends AppError {
+  constructor(errors: FieldErrors) {
+    const first = Object.values(errors)[0]?.[0];
+    super(422, 'INSUFFICIENT_STOCK', first ?? 'Not enough stock.', { errors });
+  }
+}

@@ -21,6 +21,10 @@ import { wabotRoutes } from './wabot/routes.js';
 import { wabotInboundRoutes } from './wabot/inbound-routes.js';
 import { wabotGroupRoutes } from './wabot/group-routes.js';
 import { wabotStatsRoutes } from './wabot/stats-routes.js';
+import { inventoryCatalogueRoutes } from './inventory/routes.js';
+import { inventoryStockRoutes } from './inventory/stock-routes.js';
+import { supplierRoutes } from './suppliers/routes.js';
+import { inventoryRequestRoutes } from './inventory/requests/routes.js';
 import { androidApkKeystoreRoutes } from './android-apk-keystores/routes.js';
 import { androidApkRoutes } from './android-apk/routes.js';
 
@@ -51,6 +55,10 @@ export const webRoutes: AnyWebRoute[] = [
   ...wabotInboundRoutes,
   ...wabotGroupRoutes,
   ...wabotStatsRoutes,
+  ...inventoryCatalogueRoutes,
+  ...inventoryStockRoutes,
+  ...supplierRoutes,
+  ...inventoryRequestRoutes,
   ...androidApkKeystoreRoutes,
   ...androidApkRoutes,
 ];

@@ -43,6 +43,7 @@ import { entryScript, parseProcfile, ProcessGroup, readProcfile, type ExitInfo }
 import { createKnex, migrateLatest } from '../db/knex.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../db/seeds/demo.js';
 import { seedDemoWabot } from '../db/seeds/demo-wabot.js';
+import { ensureDemoInventory } from '../db/seeds/demo-inventory.js';
 import { seedDemoApk } from '../db/seeds/demo-apk.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -270,6 +271,7 @@ async function prepareDatabase(
     log(applied.length ? `applied ${applied.length} migration(s)` : 'database schema is up to date');
     const seeded = await seedDemo(knex, { log });
     if (!seeded.seeded) log('database already has tenants: demo seed skipped');
+    await ensureDemoInventory(knex, log); // issue 16: an existing .data gets the demo inventory once
     if (wabot) await seedDemoWabot(knex, wabot.appKey, { gatewayUrl: wabot.gatewayUrl, log });
     // issue 12: demo-isp's portal app configuration (also on an existing .data)
     const isp = await knex('tenants').where({ slug: 'demo-isp' }).first('id');

@@ -39,6 +39,16 @@ export type TenantTable =
   | 'wabot_account_states'
   | 'wabot_groups'
   | 'wabot_group_notices'
+  | 'inventory_stock'
+  | 'inventory_serials'
+  | 'inventory_mutations'
+  | 'inventory_purchases'
+  | 'inventory_counts'
+  | 'inventory_count_lines'
+  | 'inventory_requests'
+  | 'inventory_request_items'
+  | 'inventory_request_history'
+  | 'home_base_inventory_locations'
   | 'apk_keystores'
   | 'apk_app_configs'
   | 'apk_builds';
@@ -78,6 +88,16 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'wabot_account_states',
   'wabot_groups',
   'wabot_group_notices',
+  'inventory_stock',
+  'inventory_serials',
+  'inventory_mutations',
+  'inventory_purchases',
+  'inventory_counts',
+  'inventory_count_lines',
+  'inventory_requests',
+  'inventory_request_items',
+  'inventory_request_history',
+  'home_base_inventory_locations',
   'apk_keystores',
   'apk_app_configs',
   'apk_builds',

@@ -51,6 +51,9 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
     'The inbox and outbox of every channel: e-mail (email.manage, module email), WhatsApp and Messenger (wabot.manage, module wabot).',
   wabot:
     'The chat bot: its gateway configuration and accounts (secrets write-only), the inbound webhook URL (wabot.manage; module wabot).',
+  inventory:
+    'Items, stock locations, the stock ledger (stock, mutations, serials), stock-in, counts and inventory requests (inventory.view / inventory.manage; module inventory).',
+  suppliers: 'Suppliers and their buy prices (inventory.view / inventory.manage; module inventory).',
   'app-builder':
     'The Android app builder: build configurations of the four app types, builder health, builds (apk-build queue), their logs and APK downloads (app_builder.manage; module app_builder).',
 };

@@ -7,6 +7,22 @@ const fields: Record<string, Schema> = {
   address: { type: 'string', minLength: 1, maxLength: 1000 },
   latitude: { type: 'number', minimum: -90, maximum: 90, description: 'Degrees (WGS 84), -90..90.' },
   longitude: { type: 'number', minimum: -180, maximum: 180, description: 'Degrees (WGS 84), -180..180.' },
+  inventory_location_ids: {
+    type: 'array',
+    maxItems: 100,
+    uniqueItems: true,
+    items: { type: 'integer', minimum: 1, maximum: 2147483647 },
+    description:
+      'Issue 16 item 5: the warehouse or POP locations of this home base (replaces the mapping; [] removes it; left out: unchanged).',
+  },
+};
+
+/** POST /api/home-bases/{id}/inventory-locations body (admin-api.md "home base mapping"). */
+export const homeBaseLocationsBody: Schema = {
+  type: 'object',
+  required: ['inventory_location_ids'],
+  additionalProperties: false,
+  properties: { inventory_location_ids: fields.inventory_location_ids },
 };
 
 /** POST /api/home-bases body: name, address, latitude and longitude, all required. */
@@ -35,6 +51,11 @@ export const homeBaseRead: Schema = {
     address: { type: 'string' },
     latitude: { type: 'number', description: 'Degrees (WGS 84).' },
     longitude: { type: 'number', description: 'Degrees (WGS 84).' },
+    inventory_location_ids: {
+      type: 'array',
+      items: { type: 'integer' },
+      description: 'The mapped warehouse or POP locations (issue 16 item 5), ascending.',
+    },
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },
   },

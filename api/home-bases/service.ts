@@ -3,13 +3,14 @@ import type { TenantScope } from '../../db/tenant-scope.js';
 import { HomeBase } from '../../db/models/index.js';
 import { recordAudit } from '../audit-logs/service.js';
 import { NotFound, ValidationFailed } from '../errors.js';
+import { homeBaseLocationIds, setHomeBaseLocations } from './inventory-locations.js';
 import { paginate, whereContains, type PageParams } from '../shared/list.js';
 import { iso } from '../shared/schemas.js';
 
 /**
  * Home bases (issue 8 item 3; document 2 "home base mapping", "assignment candidates"): where
  * technicians start from, with an address and a position. CRUD, every write audited in its
- * transaction. Issue 14 adds inventory_location_ids.
+ * transaction. Issue 16 item 5 adds inventory_location_ids (./inventory-locations.ts).
  */
 
 /** Body of POST /api/home-bases and PUT /api/home-bases/{id} after schema validation. */
@@ -20,6 +21,8 @@ export interface HomeBaseInput {
   latitude?: number;
   /** Degrees, -180..180. */
   longitude?: number;
+  /** Issue 16 item 5: replaces the mapping ([] removes it); undefined leaves it. */
+  inventory_location_ids?: number[];
 }
 
 /** Validated query of GET /api/home-bases. */
@@ -55,7 +58,12 @@ function homeBaseShape(r: HomeBase) {
 export async function listHomeBases(scope: TenantScope, query: HomeBaseListQuery) {
   const q = scope.query(HomeBase);
   whereContains(q, ['name', 'address'], query.search);
-  return paginate(q, COLUMNS, ['created_at', 'id'], query, homeBaseShape);
+  const page = await paginate(q, COLUMNS, ['created_at', 'id'], query, homeBaseShape);
+  const mapped = await homeBaseLocationIds(
+    scope,
+    page.data.map((h) => h.id),
+  );
+  return { ...page, data: page.data.map((h) => ({ ...h, inventory_location_ids: mapped.get(h.id) ?? [] })) };
 }
 
 /**
@@ -65,7 +73,8 @@ export async function listHomeBases(scope: TenantScope, query: HomeBaseListQuery
 export async function homeBaseById(scope: TenantScope, id: number) {
   const row = await scope.query(HomeBase).findById(id).select(COLUMNS);
   if (!row) throw new NotFound('Home base');
-  return homeBaseShape(row);
+  const mapped = await homeBaseLocationIds(scope, [id]);
+  return { ...homeBaseShape(row), inventory_location_ids: mapped.get(id) ?? [] };
 }
 
 /** The columns a body sets (only the fields it carries). */
@@ -98,6 +107,7 @@ export async function createHomeBase(scope: TenantScope, actor: Actor, input: Ho
     const s = scope.withTransaction(trx);
     const now = new Date();
     const row = await s.create(HomeBase, { ...cols, created_at: now, updated_at: now }, trx);
+    if (input.inventory_location_ids) await setHomeBaseLocations(s, trx, actor, row.id, input.inventory_location_ids);
     await recordAudit(s, {
       userId: actor.userId,
       action: 'home_bases.created',
@@ -123,6 +133,7 @@ export async function updateHomeBase(scope: TenantScope, actor: Actor, id: numbe
       .query(HomeBase)
       .findById(id)
       .patch({ ...cols, updated_at: new Date() });
+    if (input.inventory_location_ids) await setHomeBaseLocations(s, trx, actor, id, input.inventory_location_ids);
     await recordAudit(s, {
       userId: actor.userId,
       action: 'home_bases.updated',

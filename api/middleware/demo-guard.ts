@@ -39,6 +39,8 @@ export const DEMO_BLOCKED_ACTIONS = [
   // issue 11 item 3: the chat bot's status reads reach the real gateway
   'wabot.sync_status',
   'wabot.sync_device_status',
+  // issue 16 item 3: a paid stock-in books an expense (checked in the route: only when finance_paid)
+  'inventory.paid_stock_in',
   // issue 12 item 8: release keystores serve only release builds, which demo tenants cannot run, and a
   // visitor's real signing key never belongs on a shared tenant (docs/decisions.md)
   'app_builder.keystore.upload',

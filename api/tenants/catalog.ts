@@ -63,7 +63,7 @@ export type RoleName = (typeof ROLES)[number];
  * Permissions per built-in role. Super Admin: all. Administrator: all but file_manager.admin (the
  * master file share is the owner's). technician: field work (tickets, customers, schedules, files,
  * inventory to take stock out). staff: front office (tickets, customers, invoices, cash point,
- * sales, schedules, files).
+ * sales, schedules, files, inventory to see stock and request it).
  */
 export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
   'Super Admin': PERMISSIONS,
@@ -86,6 +86,8 @@ export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
     'sales.view',
     'schedules.view',
     'file_manager.view',
+    // issue 16 item 7: staff see the stock and make their own inventory requests
+    'inventory.view',
   ],
 };
 

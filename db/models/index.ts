@@ -24,6 +24,16 @@ export { CommunicationAttachment } from './communication-attachment.js';
 export { WabotSetting } from './wabot-setting.js';
 export { WabotAccount } from './wabot-account.js';
 export { WabotGroup } from './wabot-group.js';
+export { InventoryItem, type InventoryItemType, type InventoryTracking } from './inventory-item.js';
+export { InventoryLocation, type InventoryLocationType } from './inventory-location.js';
+export { Supplier } from './supplier.js';
+export {
+  InventoryRequest,
+  type InventoryRequestStatus,
+  type InventoryRequestType,
+  type InventoryReferenceType,
+} from './inventory-request.js';
+export { InventoryCount } from './inventory-count.js';
 export { ApkKeystore, type ApkKeystoreKind } from './apk-keystore.js';
 export { ApkAppConfig } from './apk-app-config.js';
 export { ApkBuild, type ApkBuildStatus } from './apk-build.js';

@@ -4,6 +4,7 @@ import { seedSchedules } from './demo-schedules.js';
 import { seedTicketWork } from './demo-ticket-work.js';
 import { demoReading, seedHomeBasesAndNas } from './demo-network.js';
 import { seedDemoCommunications } from './demo-communications.js';
+import { seedDemoInventory, serialPrefixOf } from './demo-inventory.js';
 import { dueDates, type Priority } from '../../api/tickets/sla.js';
 import {
   DAY,
@@ -225,6 +226,11 @@ export async function seedTenantData(
   await seedSchedules(scope, rng, { now, count: size.schedules, technicianId: opts.technicianId, createdBy: null });
   await seedTicketWork(scope, rng, { now, technicianId: opts.technicianId });
   await seedDemoCommunications(scope, { now });
+  // issue 16 item 7: locations, serial ONTs, suppliers, a request per state
+  await seedDemoInventory(knex, tenant.id, {
+    technicianId: opts.technicianId,
+    serialPrefix: serialPrefixOf(tenant.slug),
+  });
   return summarize(knex, tenant);
 }
 

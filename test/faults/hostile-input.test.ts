@@ -350,11 +350,11 @@ describe('hostile input (issue 7 item 5): 4xx JSON in the service format, nothin
         ['page=%2B2', 'page'],
         ['page=1&page=2', 'page'],
       ]) {
-        const r = await send(o, `${o.path}?${q}`);
+        const r = await send(o, `${realPath(o)}?${q}`);
         expect(r.status, `${o.path}?${q}`).to.equal(422);
         expect(expectServiceError('web', r.status, r.headers, r.text).errors).to.have.property(field);
       }
-      const ok = await send(o, `${o.path}?per_page=16&page=1`);
+      const ok = await send(o, `${realPath(o)}?per_page=16&page=1`);
       expect(ok.status, o.path).to.equal(200);
       expect(ok.body.per_page).to.equal(16);
     }

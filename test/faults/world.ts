@@ -41,6 +41,8 @@ export interface FaultWorld {
   mailboxPassword: string;
   /** UID of the e-mail in the mailbox's INBOX. */
   emailId: string;
+  /** A supplier of the tenant (issue 16: the list GET /api/suppliers/{supplier}/items). */
+  supplierId: number;
 }
 
 let world: Promise<FaultWorld> | null = null;
@@ -75,6 +77,7 @@ async function build(): Promise<FaultWorld> {
   const mailboxPassword = `mbx-${uniq()}`;
   client.passwords.set(box.email, mailboxPassword);
   const email = client.addMessage(box.email, { subject: 'Hello' });
+  const supplierId = (await tenant.scope.insert('suppliers', { name: 'Fault supplier' })).id;
   return {
     web,
     mail,
@@ -89,6 +92,7 @@ async function build(): Promise<FaultWorld> {
     domain: domain.name,
     mailboxPassword,
     emailId: email.id,
+    supplierId,
   };
 }
 
@@ -139,6 +143,7 @@ export function sampleParam(w: FaultWorld, path: string, name: string): string {
   if (name === 'mailbox') return w.mailbox;
   if (name === 'domain') return w.domain;
   if (name === 'job_id') return 'mailbox-create-1';
+  if (name === 'supplier') return String(w.supplierId);
   if (path.startsWith('/api/v1/mailboxes/')) return w.emailId;
   if (path.includes('/customers/')) return String(w.ids.customerId);
   if (path.includes('/invoices/')) return String(w.ids.invoiceId);

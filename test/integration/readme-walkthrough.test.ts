@@ -49,7 +49,12 @@ describe('README walk-throughs, run verbatim against the real processes', functi
     await killAll(procs.splice(0));
   });
 
-  for (const heading of ['## Walk-through with curl', '## Admin API walk-through', '## Mobile app builder']) {
+  for (const heading of [
+    '## Walk-through with curl',
+    '## Admin API walk-through',
+    '## Inventory',
+    '## Mobile app builder',
+  ]) {
     it(`${heading.slice(3)}: the commands print what the README shows`, async () => {
       const { script, expected } = walkThrough(readme, heading);
       const res = await execa('bash', ['-c', script], {

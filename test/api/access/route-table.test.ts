@@ -29,6 +29,11 @@ const ID_TABLES: Record<string, string> = {
   '/api/integrations/api-tokens/:id': 'auth_tokens',
   '/api/communications/:id': 'communication_messages',
   '/api/wabot/groups/:id': 'wabot_groups',
+  '/api/inventory/:id': 'inventory_items',
+  '/api/inventory/locations/:id': 'inventory_locations',
+  '/api/inventory/counts/:id': 'inventory_counts',
+  '/api/inventory/requests/:id': 'inventory_requests',
+  '/api/suppliers/:supplier': 'suppliers',
   '/api/android-apk/configs/:appType': 'apk_app_configs',
   '/api/android-apk/builds/:id': 'apk_builds',
 };
