@@ -19,6 +19,8 @@ import { emailRoutes } from './email/routes.js';
 import { communicationRoutes } from './communications/routes.js';
 import { wabotRoutes } from './wabot/routes.js';
 import { wabotInboundRoutes } from './wabot/inbound-routes.js';
+import { androidApkKeystoreRoutes } from './android-apk-keystores/routes.js';
+import { androidApkRoutes } from './android-apk/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -45,4 +47,6 @@ export const webRoutes: AnyWebRoute[] = [
   ...communicationRoutes,
   ...wabotRoutes,
   ...wabotInboundRoutes,
+  ...androidApkKeystoreRoutes,
+  ...androidApkRoutes,
 ];
