@@ -21,6 +21,7 @@ import { wabotRoutes } from './wabot/routes.js';
 import { wabotInboundRoutes } from './wabot/inbound-routes.js';
 import { androidApkKeystoreRoutes } from './android-apk-keystores/routes.js';
 import { androidApkRoutes } from './android-apk/routes.js';
+import { supplierImportRoutes } from './supplier-import/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -49,4 +50,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...wabotInboundRoutes,
   ...androidApkKeystoreRoutes,
   ...androidApkRoutes,
+  ...supplierImportRoutes,
 ];

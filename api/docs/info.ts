@@ -53,4 +53,6 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
     'The chat bot: its gateway configuration and accounts (secrets write-only), the inbound webhook URL (wabot.manage; module wabot).',
   'app-builder':
     'The Android app builder: build configurations of the four app types, builder health, builds (apk-build queue), their logs and APK downloads (app_builder.manage; module app_builder).',
+  suppliers:
+    'Suppliers and their price lists: preview an uploaded CSV, TXT, XLSX or PDF and import its rows into the item catalogue (supplier-import queue; inventory.manage; module inventory).',
 };

@@ -114,8 +114,9 @@ export async function* xlsxRecords(path: string): AsyncGenerator<unknown[]> {
 }
 
 /**
- * Records of a PDF: pdf-parse getTable() rows when it finds tables, else text lines split on
- * 2+ blanks or tabs. More than 200 pages, encrypted or unreadable -> ImportFileError.
+ * Records of a PDF: pdf-parse getTable() rows when it finds tables, else text lines whose cells
+ * are pdfjs's text items (best effort: an empty cell draws nothing, so later cells shift left).
+ * More than 200 pages, encrypted or unreadable -> ImportFileError.
  */
 export async function* pdfRecords(path: string): AsyncGenerator<unknown[]> {
   const { PDFParse } = await import('pdf-parse');
@@ -138,16 +139,43 @@ export async function* pdfRecords(path: string): AsyncGenerator<unknown[]> {
       for (const r of rows) yield r;
       return;
     }
-    const text = await parser.getText();
+    // each text item of pdfjs (a string drawn at one place: a cell) joined by U+0001; the blank
+    // items pdfjs puts between them are dropped, so a line's cells are its non-blank items
+    const text = await parser.getText({ itemJoiner: '\u0001' });
     for (const line of text.text.split(/\r?\n/)) {
-      if (line.trim() === '' || /^-- \d+ of \d+ --$/.test(line.trim())) continue;
-      yield line.split(/\t| {2,}/).map((c) => c.trim());
+      const cells = line
+        .split('\u0001')
+        .flatMap((c) => c.split('\t'))
+        .map((c) => c.trim())
+        .filter((c) => c !== '');
+      if (!cells.length || /^-- \d+ of \d+ --$/.test(cells.join(' '))) continue;
+      yield cells;
     }
   } catch (err) {
     if (err instanceof ImportFileError) throw err;
     throw new ImportFileError(`unreadable PDF: ${(err as Error).message}`);
   } finally {
     await parser.destroy().catch(() => undefined);
+  }
+}
+
+/** A one-page PDF without content (warmUpPdf). */
+const EMPTY_PDF =
+  '%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n' +
+  '3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 10 10] >>\nendobj\ntrailer\n<< /Size 4 /Root 1 0 R >>\n%%EOF\n';
+
+/**
+ * Loads pdf-parse and pdfjs's worker code by reading an empty PDF (seconds on a loaded machine),
+ * so that the first PDF's time limit is spent on the file. Never rejects.
+ */
+export async function warmUpPdf(): Promise<void> {
+  try {
+    const { PDFParse } = await import('pdf-parse');
+    const parser = new PDFParse({ data: new Uint8Array(Buffer.from(EMPTY_PDF, 'latin1')) });
+    await parser.getText().catch(() => undefined);
+    await parser.destroy().catch(() => undefined);
+  } catch {
+    /* the real parse reports what is wrong */
   }
 }
 

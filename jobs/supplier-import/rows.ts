@@ -18,6 +18,9 @@ export const FIELD_MAX: Record<'name' | 'sku' | 'category' | 'unit' | 'notes', n
   notes: 500,
 };
 
+/** The largest price a numeric(14,2) column holds. */
+export const MAX_PRICE = 999_999_999_999.99;
+
 /** Most data rows one file may hold; the 50,001st fails the file. */
 export const MAX_ROWS = 50_000;
 
@@ -196,6 +199,7 @@ export function buildRow(
     if (v === undefined) errors[f] = 'must be a number';
     else if (v !== null && v.startsWith('-')) errors[f] = 'must be at least 0';
     else if (v !== null && /\.\d{3,}$/.test(v)) errors[f] = 'must have at most 2 decimals';
+    else if (v !== null && Number(v) > MAX_PRICE) errors[f] = `must be at most ${MAX_PRICE}`;
     return v ?? null;
   };
   const name = text('name');
