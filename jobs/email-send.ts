@@ -1,7 +1,7 @@
 import { UnrecoverableError, type JobsOptions, type Queue } from 'bullmq';
 import { addOrUnavailable, DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type JobSchedulerDef } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
-import { SCAN_BATCH_SIZE, reportProgress, tally } from './platform-scan.js';
+import { sweepQueuedRows, type SweepResult } from './platform-scan.js';
 import { sendQueuedEmail, type EmailSendResult, type SendJob } from './email/send.js';
 
 export type { EmailSendResult } from './email/send.js';
@@ -85,19 +85,7 @@ export async function enqueueSend(
 }
 
 /** What the sweep returns (bull-board shows it). */
-export interface EmailSendSweepResult {
-  kind: 'sweep';
-  /** Queued rows older than a minute found. */
-  stale: number;
-  /** Jobs added again (missing from Redis). */
-  enqueued: number;
-  /** Finished jobs run again. */
-  retried: number;
-  /** Jobs still in the queue: left alone. */
-  queued: number;
-  /** Per tenant id: rows found. */
-  tenants: Record<string, number>;
-}
+export type EmailSendSweepResult = SweepResult;
 
 /**
  * BullMQ processor of the queue: the sweep for the sweep job, else one message's send.
@@ -124,47 +112,24 @@ async function sweep(job: JobLike<unknown>, signal?: AbortSignal): Promise<Email
   if (!queues) throw new UnrecoverableError('email-send: the worker has no queue producers (JobDeps.queues)');
   const queue = queues.get(QUEUE);
   const cutoff = new Date(jobClock().now().getTime() - QUEUED_STALE_MS);
-  // Cross-tenant on purpose (platform job, see the file comment): ids only.
-  const stale = () =>
-    knex('communication_messages')
-      .where({ channel: 'email', direction: 'out', status: 'queued' })
-      .whereNull('deleted_at')
-      .where('queued_at', '<', cutoff);
-  const result: EmailSendSweepResult = { kind: 'sweep', stale: 0, enqueued: 0, retried: 0, queued: 0, tenants: {} };
-  const total = Number((await stale().count<{ n: string }[]>({ n: '*' }).first())?.n ?? 0);
-  await job.log(`${total} queued e-mail(s) queued before ${cutoff.toISOString()}`);
-  let lastId = 0;
-  for (;;) {
-    signal?.throwIfAborted();
-    const rows: { id: string | number; tenant_id: number }[] = await stale()
-      .where('id', '>', lastId)
-      .orderBy('id')
-      .limit(SCAN_BATCH_SIZE)
-      .select('id', 'tenant_id');
-    if (!rows.length) break;
-    for (const r of rows) {
-      const data = { tenant_id: r.tenant_id, communication_id: Number(r.id) };
-      const id = sendJobId(data.communication_id);
-      const existing = await queue.getJob(id);
-      const state = existing ? await existing.getState() : 'missing';
-      if (!existing || state === 'unknown' || state === 'missing') {
-        await queue.add(SEND_JOB, data, { ...sendJobOptions, jobId: id });
-        result.enqueued += 1;
-      } else if (state === 'failed' || state === 'completed') {
-        await existing.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
-        result.retried += 1;
-      } else result.queued += 1;
-      tally(result.tenants, r.tenant_id);
-    }
-    result.stale += rows.length;
-    lastId = Number(rows[rows.length - 1].id);
-    await reportProgress(job, result.stale, total);
-    if (rows.length < SCAN_BATCH_SIZE) break;
-  }
-  await job.log(
-    `done: ${result.stale} queued, ${result.enqueued} job(s) added again, ${result.retried} finished job(s) run again, ` +
-      `${result.queued} still in the queue`,
+  return sweepQueuedRows(
+    job,
+    {
+      queue,
+      stale: () =>
+        knex('communication_messages')
+          .where({ channel: 'email', direction: 'out', status: 'queued' })
+          .whereNull('deleted_at')
+          .where('queued_at', '<', cutoff),
+      jobIdOf: sendJobId,
+      add: (r) =>
+        queue.add(
+          SEND_JOB,
+          { tenant_id: r.tenant_id, communication_id: r.id },
+          { ...sendJobOptions, jobId: sendJobId(r.id) },
+        ),
+      noun: `e-mail(s) (queued before ${cutoff.toISOString()})`,
+    },
+    signal,
   );
-  await job.updateProgress(100);
-  return result;
 }

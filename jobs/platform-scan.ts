@@ -1,4 +1,4 @@
-import type { JobsOptions } from 'bullmq';
+import type { JobsOptions, Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import { safeJobId, type JobLike, type JobSchedulerDef, type QueueName, type Queues } from './queues.js';
 
@@ -104,4 +104,85 @@ export async function enqueueScanRun<D extends object>(
 ): Promise<string> {
   const job = await queues.get(queue).add(queue, data, { ...defaults, ...opts, jobId: opts.jobId ?? jobId });
   return job.id!;
+}
+
+/** What {@link sweepQueuedRows} returns (bull-board shows it as the sweep job's result). */
+export interface SweepResult {
+  kind: 'sweep';
+  /** Stale queued rows looked at. */
+  stale: number;
+  /** Jobs added again (missing from Redis). */
+  enqueued: number;
+  /** Finished jobs (completed or failed) run again with their attempts reset. */
+  retried: number;
+  /** Jobs still in the queue (waiting, delayed, active): left alone. */
+  queued: number;
+  /** Per tenant id: stale rows found. */
+  tenants: Record<string, number>;
+}
+
+/** What {@link sweepQueuedRows} needs to know of one outbox queue. */
+export interface SweepSpec {
+  /** The send queue. */
+  queue: Queue;
+  /** The stale `queued` rows, cross-tenant on purpose (a platform job): a fresh query per call. */
+  stale: () => Knex.QueryBuilder;
+  /** The row's fixed send job id. */
+  jobIdOf: (rowId: number) => string;
+  /** Adds the row's send job (with its fixed id). */
+  add: (row: { id: number; tenant_id: number }) => Promise<unknown>;
+  /** What a row is, for the log lines ("e-mail(s)", "chat message(s)"). */
+  noun: string;
+}
+
+/**
+ * The minute sweep of the queues that send one outbox row per job (email-send, wabot-send): a row
+ * stays `queued` when Redis did not take its job (the enqueue is after the commit) or lost it.
+ * For every stale row, in id order and batches of SCAN_BATCH_SIZE: a missing job is added again,
+ * a finished one is run again, one still in the queue is left alone. Sending twice is prevented by
+ * the send job itself (it claims the row). Logs and progress go to the sweep job.
+ * @param signal stops the sweep between batches (AbortError from throwIfAborted)
+ * @returns the counts (ids only; no message content)
+ */
+export async function sweepQueuedRows(
+  job: JobLike<unknown>,
+  spec: SweepSpec,
+  signal?: AbortSignal,
+): Promise<SweepResult> {
+  const result: SweepResult = { kind: 'sweep', stale: 0, enqueued: 0, retried: 0, queued: 0, tenants: {} };
+  const total = Number((await spec.stale().count<{ n: string }[]>({ n: '*' }).first())?.n ?? 0);
+  await job.log(`${total} stale queued ${spec.noun}`);
+  let lastId = 0;
+  for (;;) {
+    signal?.throwIfAborted();
+    const rows: { id: string | number; tenant_id: number }[] = await spec
+      .stale()
+      .where('id', '>', lastId)
+      .orderBy('id')
+      .limit(SCAN_BATCH_SIZE)
+      .select('id', 'tenant_id');
+    if (!rows.length) break;
+    for (const r of rows) {
+      const existing = await spec.queue.getJob(spec.jobIdOf(Number(r.id)));
+      const state = existing ? await existing.getState() : 'unknown';
+      if (!existing || state === 'unknown') {
+        await spec.add({ id: Number(r.id), tenant_id: r.tenant_id });
+        result.enqueued += 1;
+      } else if (state === 'failed' || state === 'completed') {
+        await existing.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
+        result.retried += 1;
+      } else result.queued += 1;
+      tally(result.tenants, r.tenant_id);
+    }
+    result.stale += rows.length;
+    lastId = Number(rows[rows.length - 1].id);
+    await reportProgress(job, result.stale, total);
+    if (rows.length < SCAN_BATCH_SIZE) break;
+  }
+  await job.log(
+    `done: ${result.stale} stale queued ${spec.noun}, ${result.enqueued} job(s) added again, ` +
+      `${result.retried} finished job(s) run again, ${result.queued} still in the queue`,
+  );
+  await job.updateProgress(100);
+  return result;
 }

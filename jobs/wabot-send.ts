@@ -1,7 +1,7 @@
 import { UnrecoverableError } from 'bullmq';
 import type { JobLike } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
-import { SCAN_BATCH_SIZE, reportProgress } from './platform-scan.js';
+import { sweepQueuedRows, type SweepResult } from './platform-scan.js';
 import { sendMessage, type SendJob, type WabotSendResult } from './wabot/send.js';
 import { checkAccounts, type WabotCheckData, type WabotCheckResult } from './wabot/check.js';
 import {
@@ -44,17 +44,7 @@ export type { WabotSendResult } from './wabot/send.js';
  */
 
 /** What the sweep returns (bull-board shows it). */
-export interface WabotSweepResult {
-  kind: 'sweep';
-  /** stale queued rows looked at */
-  stale: number;
-  /** jobs added again (missing from Redis) */
-  enqueued: number;
-  /** finished jobs run again */
-  retried: number;
-  /** jobs still in the queue, left alone */
-  queued: number;
-}
+export type WabotSweepResult = SweepResult;
 
 /**
  * BullMQ processor of the queue: the sweep for the sweep job, a connection check for the check
@@ -80,47 +70,22 @@ async function sweep(job: JobLike<unknown>, signal?: AbortSignal): Promise<Wabot
   if (!queues) throw new UnrecoverableError('wabot-send: the worker has no queue producers (JobDeps.queues)');
   const queue = queues.get(QUEUE);
   const cutoff = new Date(jobClock().now().getTime() - QUEUED_STALE_MS);
-  // Cross-tenant on purpose (platform job, see the file comment): ids only.
-  const stale = () =>
-    knex('communication_messages')
-      .where({ status: 'queued', direction: 'out' })
-      .whereIn('channel', ['whatsapp', 'messenger'])
-      .where('queued_at', '<', cutoff)
-      .where((q) => q.whereNull('available_at').orWhere('available_at', '<', cutoff));
-  const total = Number((await stale().count<{ n: string }[]>({ n: '*' }).first())?.n ?? 0);
-  const result: WabotSweepResult = { kind: 'sweep', stale: 0, enqueued: 0, retried: 0, queued: 0 };
-  let lastId = 0;
-  for (;;) {
-    signal?.throwIfAborted();
-    const rows: { id: string | number; tenant_id: number }[] = await stale()
-      .where('id', '>', lastId)
-      .orderBy('id')
-      .limit(SCAN_BATCH_SIZE)
-      .select('id', 'tenant_id');
-    if (!rows.length) break;
-    for (const r of rows) {
-      const data = { tenant_id: r.tenant_id, message_id: Number(r.id) };
-      const existing = await queue.getJob(sendJobId(data.message_id));
-      const state = existing ? await existing.getState() : 'unknown';
-      if (!existing || state === 'unknown') {
-        await addSendJob(queue, data);
-        result.enqueued += 1;
-      } else if (state === 'failed' || state === 'completed') {
-        await existing.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
-        result.retried += 1;
-      } else result.queued += 1;
-    }
-    result.stale += rows.length;
-    lastId = Number(rows[rows.length - 1].id);
-    await reportProgress(job, result.stale, total);
-    if (rows.length < SCAN_BATCH_SIZE) break;
-  }
-  await job.log(
-    `done: ${result.stale} stale queued message(s), ${result.enqueued} job(s) added again, ` +
-      `${result.retried} finished job(s) run again, ${result.queued} still queued`,
+  return sweepQueuedRows(
+    job,
+    {
+      queue,
+      stale: () =>
+        knex('communication_messages')
+          .where({ status: 'queued', direction: 'out' })
+          .whereIn('channel', ['whatsapp', 'messenger'])
+          .where('queued_at', '<', cutoff)
+          .where((q) => q.whereNull('available_at').orWhere('available_at', '<', cutoff)),
+      jobIdOf: sendJobId,
+      add: (r) => addSendJob(queue, { tenant_id: r.tenant_id, message_id: r.id }),
+      noun: 'chat message(s)',
+    },
+    signal,
   );
-  await job.updateProgress(100);
-  return result;
 }
 
 /** Job options of a send (5 attempts, exponential backoff from 2 s). */

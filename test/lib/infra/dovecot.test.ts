@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import tls from 'node:tls';
-import { dovecotConfig } from '../../../lib/infra/dovecot.js';
+import { dovecotConfig } from '../../../lib/infra/dovecot-config.js';
 import { getMailStack, getTlsMailStack, type MailStack } from '../../helpers/mail.js';
 
 /** The first line a server sends on a fresh connection (plain TCP, or TLS trusting `ca`). */
