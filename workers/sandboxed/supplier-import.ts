@@ -63,8 +63,8 @@ async function fault(): Promise<void> {
   const file = env.SUPPLIER_IMPORT_FAULT_FILE;
   const kind = file ? (await readFile(file, 'utf8').catch(() => '')).trim() : env.SUPPLIER_IMPORT_FAULT;
   if (kind === 'heap') {
-    const hog: string[][] = [];
-    for (;;) hog.push(Array.from({ length: 100_000 }, (_, i) => `row ${i} ${hog.length}`));
+    const hog: number[][] = [];
+    for (;;) hog.push(new Array<number>(1_000_000).fill(hog.length));
   }
   if (kind === 'hang') await new Promise(() => undefined);
   if (kind === 'spin') for (;;);

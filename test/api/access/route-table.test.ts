@@ -30,6 +30,7 @@ const ID_TABLES: Record<string, string> = {
   '/api/communications/:id': 'communication_messages',
   '/api/android-apk/configs/:appType': 'apk_app_configs',
   '/api/android-apk/builds/:id': 'apk_builds',
+  '/api/suppliers/:supplier': 'suppliers',
 };
 
 const concrete = (p: string, id: number | string = 2147483000) =>
@@ -65,6 +66,7 @@ describe('route table x roles, tokens and foreign ids (issue 8)', function () {
       trigger: 'manual',
       status: 'completed',
     });
+    await env.knex('suppliers').insert({ tenant_id: b.tenant.id, name: 'Other tenant supplier' });
     for (const role of ROLES) tokens[role] = (await makeUser(a.tenant.id, role)).token;
   });
 

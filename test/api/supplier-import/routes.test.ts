@@ -70,6 +70,7 @@ describe('/api/suppliers/{supplier}/items import (real worker, sandboxed parse)'
       { tenant_id: f.tenant.id, name: 'Kabel Drop 1 Core', sku: null, sell_price: 2000 },
     ]);
   });
+  afterEach(() => writeFile(faultFile, ''));
   after(async () => {
     await worker?.close();
   });
