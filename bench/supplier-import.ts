@@ -153,7 +153,13 @@ export async function run(args: string[]): Promise<void> {
       form.append('file', new Blob([new Uint8Array(await fs.readFile(file))]), path.basename(file));
       const t = performance.now();
       const res = await fetch(`${base}/import-preview`, { method: 'POST', headers, body: form });
-      const body = (await res.json()) as { data: { preview_id: number; rows?: Record<string, unknown>[] } };
+      let body = (await res.json()) as { data: { preview_id: number; rows?: Record<string, unknown>[] } };
+      for (let poll = res.status; poll === 202; ) {
+        await new Promise((r) => setTimeout(r, 200));
+        const p = await fetch(`${base}/import-previews/${body.data.preview_id}`, { headers });
+        poll = p.status;
+        body = (await p.json()) as typeof body;
+      }
       const s = (performance.now() - t) / 1000;
       const logs = await queues.get(QUEUE).getJobLogs(`supplier-import-preview-${body.data.preview_id}`);
       const rss = Number(/peak RSS (\d+) MB/.exec(logs.logs.join('\n'))?.[1] ?? NaN);
@@ -176,7 +182,13 @@ export async function run(args: string[]): Promise<void> {
         headers: { ...headers, 'content-type': 'application/json' },
         body: JSON.stringify({ items }),
       });
-      const body = (await res.json()) as { data: Record<string, number> };
+      let body = (await res.json()) as { data: Record<string, number> };
+      for (let poll = res.status; poll === 202; ) {
+        await new Promise((r) => setTimeout(r, 200));
+        const p = await fetch(`${base}/imports/${body.data.import_id}`, { headers });
+        poll = p.status;
+        body = (await p.json()) as typeof body;
+      }
       return { status: res.status, s: (performance.now() - t) / 1000, data: body.data };
     };
     const imp = await importOnce();
