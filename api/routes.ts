@@ -19,6 +19,8 @@ import { emailRoutes } from './email/routes.js';
 import { communicationRoutes } from './communications/routes.js';
 import { wabotRoutes } from './wabot/routes.js';
 import { wabotInboundRoutes } from './wabot/inbound-routes.js';
+import { wabotGroupRoutes } from './wabot/group-routes.js';
+import { wabotStatsRoutes } from './wabot/stats-routes.js';
 import { androidApkKeystoreRoutes } from './android-apk-keystores/routes.js';
 import { androidApkRoutes } from './android-apk/routes.js';
 import { supplierImportRoutes } from './supplier-import/routes.js';
@@ -48,6 +50,8 @@ export const webRoutes: AnyWebRoute[] = [
   ...communicationRoutes,
   ...wabotRoutes,
   ...wabotInboundRoutes,
+  ...wabotGroupRoutes,
+  ...wabotStatsRoutes,
   ...androidApkKeystoreRoutes,
   ...androidApkRoutes,
   ...supplierImportRoutes,

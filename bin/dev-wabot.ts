@@ -13,10 +13,16 @@
  * - `POST /api/send-message` (form or JSON: phone, message, isGroup), `Authorization: token` or
  *   `token.secret_key` -> `{status: true, message, data: {device_id, quota, messages: [{id, phone,
  *   message, status: 'pending'}]}}`
- * - `GET /api/report-realtime?message_id=&page=` (Authorization) -> `{status: true, message, data:
- *   {page, totalPage, totalData, message: [{id, phone, message, status, date: {created_at,
- *   updated_at}}]}}`; a message reads `pending` for its first 2 s, then `sent` (simulated)
+ * - `GET /api/report-realtime?message_id=&page=&limit=` (Authorization; `message_id` one id or
+ *   several separated by commas) -> the documented "Report Realtime" answer `{status: true,
+ *   device_id, page, totalPage, totalData, message: [{id, phone: {from, to}, message, status,
+ *   category, type, date: {created_at, updated_at}}]}` (times `YYYY-MM-DD HH:mm:ss`, Asia/Jakarta);
+ *   a message reads `pending` for its first 2 s, `sent` until 4 s, `delivered` until 8 s, then
+ *   `read` (simulated; issue 11's "delivered, then read, seconds after a send")
  * - `GET /api/device/info?token=` -> `{status: true, data: {..., status: 'connected'}}`
+ * - `POST /api/device/change-webhook-url` and `/change-tracking-url` (form `webhook_url` /
+ *   `tracking_url`) -> `{status: true, message: 'webhook url successfully changed'}` (logged
+ *   without the URL's key)
  * A missing token answers 401 `{status: false, message: 'token invalid'}`. Tokens never appear in
  * a log line or on the page: a device is shown by its demo label or a hash of its token.
  */
@@ -32,6 +38,21 @@ import { renderArrivalsPage } from './dev-wabot-page.js';
 export const REFUSED_ONCE_NUMBER = '620000000000';
 /** How long a message reads `pending` in the realtime report before it reads `sent`. */
 export const PENDING_MS = 2000;
+/** When (ms after the send) a message reads `delivered`, then `read`. */
+export const DELIVERED_MS = 4000;
+export const READ_MS = 8000;
+
+/** The report's status of a message sent `age` ms ago. */
+export function reportStatusAt(age: number): 'pending' | 'sent' | 'delivered' | 'read' {
+  if (age >= READ_MS) return 'read';
+  if (age >= DELIVERED_MS) return 'delivered';
+  return age >= PENDING_MS ? 'sent' : 'pending';
+}
+
+/** `YYYY-MM-DD HH:mm:ss` in Asia/Jakarta (UTC+7, no DST), as Wablas's report writes its times. */
+function wablasTime(ms: number): string {
+  return new Date(ms + 7 * 3600_000).toISOString().slice(0, 19).replace('T', ' ');
+}
 const MAX_BODY = 64 * 1024;
 const MAX_KEPT = 1000;
 
@@ -191,28 +212,55 @@ export async function startFakeWablas(opts: FakeWablasOptions = {}): Promise<Fak
     const token = tokenOf(req);
     if (!token) return noToken(res);
     const device = deviceOf(token);
-    const id = q.get('message_id') ?? '';
-    const mine = [...sent.entries()].filter(([k, m]) => m.device === device && (!id || k === id)).reverse();
-    if (id && !mine.length) return answer(res, 200, { status: false, message: 'message not found' });
-    const perPage = 10;
+    const ids = new Set(
+      (q.get('message_id') ?? '')
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    );
+    const mine = [...sent.entries()].filter(([k, m]) => m.device === device && (!ids.size || ids.has(k))).reverse();
+    if (ids.size && !mine.length) return answer(res, 200, { status: false, message: 'message not found' });
+    const perPage = Math.min(1000, Math.max(1, Number.parseInt(q.get('limit') ?? '10', 10) || 10));
     const page = Math.max(1, Number.parseInt(q.get('page') ?? '1', 10) || 1);
     const t = now();
     const rows = mine.slice((page - 1) * perPage, page * perPage).map(([k, m]) => {
-      const done = t - m.at >= PENDING_MS;
-      const created = new Date(m.at).toISOString();
+      const status = reportStatusAt(t - m.at);
+      const changed = { pending: 0, sent: PENDING_MS, delivered: DELIVERED_MS, read: READ_MS }[status];
       return {
         id: k,
-        phone: m.phone,
+        phone: { from: device, to: m.phone },
         message: m.message,
-        status: done ? 'sent' : 'pending',
-        date: { created_at: created, updated_at: done ? new Date(m.at + PENDING_MS).toISOString() : created },
+        file: null,
+        status,
+        category: 'text',
+        type: 'agent',
+        date: { created_at: wablasTime(m.at), updated_at: wablasTime(m.at + changed) },
       };
     });
     return answer(res, 200, {
       status: true,
-      message: 'success',
-      data: { page, totalPage: Math.max(1, Math.ceil(mine.length / perPage)), totalData: mine.length, message: rows },
+      device_id: device,
+      page,
+      totalPage: Math.max(1, Math.ceil(mine.length / perPage)),
+      totalData: mine.length,
+      message: rows,
     });
+  }
+
+  async function changeUrl(req: http.IncomingMessage, res: http.ServerResponse, field: 'webhook_url' | 'tracking_url') {
+    const token = tokenOf(req);
+    if (!token) return noToken(res);
+    let fields: Record<string, string>;
+    try {
+      fields = parseFields(await readBody(req), req.headers['content-type']);
+    } catch {
+      return answer(res, 400, { status: false, message: 'unreadable request body' });
+    }
+    const url = (fields[field] ?? '').trim();
+    if (!url) return answer(res, 400, { status: false, message: `${field} is required` });
+    log(`${deviceOf(token)}: ${field} set to ${url.split('?')[0]} (key not logged)`);
+    const what = field === 'webhook_url' ? 'webhook url' : 'tracking url';
+    return answer(res, 200, { status: true, message: `${what} successfully changed` });
   }
 
   function deviceInfo(res: http.ServerResponse, q: URLSearchParams) {
@@ -235,6 +283,8 @@ export async function startFakeWablas(opts: FakeWablasOptions = {}): Promise<Fak
       if (route === 'POST /api/send-message') return void send(req, res).catch(fail);
       if (route === 'GET /api/report-realtime') return report(req, res, u.searchParams);
       if (route === 'GET /api/device/info') return deviceInfo(res, u.searchParams);
+      if (route === 'POST /api/device/change-webhook-url') return void changeUrl(req, res, 'webhook_url').catch(fail);
+      if (route === 'POST /api/device/change-tracking-url') return void changeUrl(req, res, 'tracking_url').catch(fail);
       if (route === 'GET /arrivals.json') return answer(res, 200, { fake: true, arrivals: [...arrivals].reverse() });
       if (route === 'GET /') {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });

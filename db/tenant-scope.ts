@@ -36,6 +36,9 @@ export type TenantTable =
   | 'inventory_locations'
   | 'suppliers'
   | 'supplier_items'
+  | 'wabot_account_states'
+  | 'wabot_groups'
+  | 'wabot_group_notices'
   | 'apk_keystores'
   | 'apk_app_configs'
   | 'apk_builds'
@@ -74,6 +77,9 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'inventory_locations',
   'suppliers',
   'supplier_items',
+  'wabot_account_states',
+  'wabot_groups',
+  'wabot_group_notices',
   'apk_keystores',
   'apk_app_configs',
   'apk_builds',

@@ -28,6 +28,8 @@ export const QUEUE_NAMES = [
   'imap-sync',
   'email-send',
   'wabot-send',
+  'wabot-status',
+  'wabot-webhook-register',
   'apk-retention',
   'apk-build',
   'supplier-import',

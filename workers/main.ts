@@ -16,7 +16,7 @@ import {
   type QueueName,
 } from '../jobs/queues.js';
 import { configureJobDeps } from '../jobs/deps.js';
-import { useAutoReplySubscriber } from '../jobs/wabot/auto-reply.js';
+import { useChatBotSubscribers } from '../jobs/wabot/subscribers.js';
 import type { Clock } from '../lib/clock.js';
 import { createStorage, type Storage } from '../lib/storage/index.js';
 import type { ChatSendConfigSource } from '../jobs/wabot/send-config.js';
@@ -169,8 +169,8 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
   });
 
   const runnable = names.filter((n) => registry[n]);
-  // issue 11 item 2: the chat bot's auto-reply subscribes to inbound_chat_message while this worker dispatches events
-  const releaseSubscribers = runnable.includes('event-dispatch') ? useAutoReplySubscriber() : () => undefined;
+  // issue 11 items 2, 4: the chat bot's auto-reply and group notices subscribe while this worker dispatches events
+  const releaseSubscribers = runnable.includes('event-dispatch') ? useChatBotSubscribers() : () => undefined;
   const skipped = names.filter((n) => !registry[n]);
   for (const n of skipped) logger.warn({ queue: n }, `no processor registered for queue ${n}; skipped`);
 

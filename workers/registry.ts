@@ -11,6 +11,8 @@ import * as customerNetwork from '../jobs/customer-network.js';
 import * as imapSync from '../jobs/imap-sync.js';
 import * as emailSend from '../jobs/email-send.js';
 import * as wabotSend from '../jobs/wabot-send.js';
+import * as wabotStatus from '../jobs/wabot-status.js';
+import * as wabotWebhookRegister from '../jobs/wabot-webhook-register.js';
 import * as apkRetention from '../jobs/apk-retention.js';
 import * as apkBuild from '../jobs/apk-build.js';
 import * as supplierImport from '../jobs/supplier-import.js';
@@ -59,6 +61,8 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
   'imap-sync': { processor: imapSync.process, concurrency: 4, scheduler: imapSync.scheduler },
   'email-send': { processor: emailSend.process, concurrency: 4, scheduler: emailSend.scheduler },
   'wabot-send': { processor: wabotSend.process, concurrency: 10, scheduler: wabotSend.scheduler },
+  'wabot-status': { processor: wabotStatus.process, concurrency: 4, scheduler: wabotStatus.scheduler },
+  'wabot-webhook-register': { processor: wabotWebhookRegister.process, concurrency: 4 },
   'apk-retention': { processor: apkRetention.process, concurrency: 1, scheduler: apkRetention.scheduler },
   'apk-build': {
     processor: fileURLToPath(new URL('./sandboxed/apk-build.ts', import.meta.url)),

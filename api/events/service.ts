@@ -25,8 +25,24 @@ export type EventName = (typeof EVENT_NAMES)[number];
  * password, token or API key in a payload.
  */
 export interface EventPayloads {
-  /** "Incident Massal": a mass incident was created with group notification on. tickets.id of the incident. */
-  ticket_incident_created: { ticket_id: number };
+  /**
+   * "Incident Massal": a mass incident was created with notify_whatsapp_groups on (issue 11 item 4,
+   * decision): the incident's id and ticket number and the fields its group notice shows, so the
+   * notice reads what was true when it was published. `ticket_id` is the earlier placeholder's field
+   * (issue 6), still accepted. Times ISO 8601.
+   */
+  ticket_incident_created: {
+    incident_id?: number;
+    ticket_id?: number;
+    ticket_number?: string | null;
+    description?: string | null;
+    severity?: string | null;
+    olt?: string | null;
+    home_base?: string | null;
+    impact_area?: string | null;
+    estimated_recovery_at?: string | null;
+    group_message?: string | null;
+  };
   /**
    * A chat provider called POST /api/wabot/inbound/{tenant_slug} and a new inbound message was
    * stored (issue 11 item 1): communication_messages.id of that row, published in the same

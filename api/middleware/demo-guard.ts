@@ -36,6 +36,9 @@ export const DEMO_BLOCKED_ACTIONS = [
   'paypoint.cash_payment',
   'finance.invoice_pay',
   'finance.money_request_pay',
+  // issue 11 item 3: the chat bot's status reads reach the real gateway
+  'wabot.sync_status',
+  'wabot.sync_device_status',
   // issue 12 item 8: release keystores serve only release builds, which demo tenants cannot run, and a
   // visitor's real signing key never belongs on a shared tenant (docs/decisions.md)
   'app_builder.keystore.upload',

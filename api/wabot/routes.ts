@@ -7,6 +7,7 @@ import { getWabotConfig, saveWabotConfig } from './service.js';
 import { testWabot, type WabotTestInput } from './test.js';
 import { resendMessage } from './resend.js';
 import type { ConfigInput } from './validate.js';
+import { requestWebhookRegistration } from './webhook-registration.js';
 
 /** Guards every chat-bot route shares: admin login, wabot.manage, module wabot (issue 10). */
 const base = {
@@ -44,14 +45,22 @@ export const wabotRoutes: AnyWebRoute[] = [
     path: '/api/wabot/config',
     body: configBody,
     summary:
-      'Save the chat-bot configuration (secrets write-only, stored encrypted; absent or empty keeps them). 422 for a missing wablas/waha base URL, messenger page token or page id, a base URL on a fixed-root provider, bounds',
+      'Save the chat-bot configuration (secrets write-only, stored encrypted; absent or empty keeps them). 422 for a missing wablas/waha base URL, messenger page token or page id, a base URL on a fixed-root provider, bounds. With settings.webhook_auto_register each enabled account gets a `wabot-webhook-register` job (its webhook_registration `pending` until then; not for a demo tenant)',
     responses: { 200: { description: 'The saved configuration', schema: configOne } },
     async handler(ctx) {
       const actor = { userId: ctx.state.auth!.userId, ip: ctx.ip };
       const webhook = { publicBaseUrl: ctx.deps.config.publicBaseUrl, tenantSlug: ctx.state.tenant!.slug };
-      ctx.body = {
-        data: await saveWabotConfig(ctx.state.scope!, ctx.deps.config.appKey, actor, webhook, ctx.state.body),
-      };
+      const scope = ctx.state.scope!;
+      const saved = await saveWabotConfig(scope, ctx.deps.config.appKey, actor, webhook, ctx.state.body);
+      // issue 11 item 6: webhook_auto_register enqueues one registration per enabled account (after the commit)
+      const enqueued = await requestWebhookRegistration(
+        scope,
+        ctx.deps.queues,
+        ctx.state.tenant!,
+        ctx.deps.config.publicBaseUrl,
+        saved,
+      );
+      ctx.body = { data: enqueued.length ? await getWabotConfig(scope, ctx.deps.config.appKey, webhook) : saved };
     },
   }),
   webRoute<Input, Input, WabotTestInput>({

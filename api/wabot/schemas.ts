@@ -127,6 +127,25 @@ const settingsRead: Schema = {
   },
 };
 
+/** The last device status of an account (issue 11 item 3, sync-device-status), null before the first check. */
+const deviceStatusRead: Schema = {
+  type: ['object', 'null'],
+  properties: {
+    status: { type: 'string', enum: ['connected', 'disconnected', 'unknown', 'error'] },
+    detail: { type: ['string', 'null'] },
+    checked_at: { type: 'string', format: 'date-time' },
+  },
+};
+/** The last webhook registration of an account (issue 11 item 6, webhook_auto_register), null before any. */
+const webhookRegistrationRead: Schema = {
+  type: ['object', 'null'],
+  properties: {
+    status: { type: 'string', enum: ['pending', 'registered', 'unsupported', 'failed'] },
+    error: { type: ['string', 'null'] },
+    at: { type: 'string', format: 'date-time' },
+  },
+};
+
 const accountRead: Schema = {
   type: 'object',
   properties: {
@@ -146,6 +165,8 @@ const accountRead: Schema = {
       description:
         'The inbound webhook naming this account (webhook_url + `&account=<id>`); null until the first save.',
     },
+    device_status: deviceStatusRead,
+    webhook_registration: webhookRegistrationRead,
   },
 };
 
@@ -167,6 +188,14 @@ export const configRead: Schema = {
       type: ['string', 'null'],
       description:
         'The inbound webhook to paste in the provider dashboard: {PUBLIC_BASE_URL}/api/wabot/inbound/{tenant_slug}?key=<secret>; null until the first save.',
+    },
+    device_status: {
+      ...deviceStatusRead,
+      description: 'Without configured accounts: the implicit account `default`; else null (see each account).',
+    },
+    webhook_registration: {
+      ...webhookRegistrationRead,
+      description: 'Without configured accounts: the implicit account `default`; else null (see each account).',
     },
     settings: settingsRead,
     accounts: { type: 'array', items: accountRead },

@@ -9,7 +9,8 @@ import {
   type WabotAccountSecret,
   type WabotSettingSecret,
 } from '../../db/wabot-secrets.js';
-import { callingCodeOf } from '../../jobs/wabot/load-config.js';
+import { callingCodeOf, DEFAULT_ACCOUNT_ID } from '../../jobs/wabot/load-config.js';
+import { loadAccountStates, type AccountStates } from '../../jobs/wabot/account-states.js';
 import { recordAudit } from '../audit-logs/service.js';
 import { SETTINGS_DEFAULTS } from './schemas.js';
 import { accountValues, checkConfig, settingsValues, type ConfigInput, type SecretInput } from './validate.js';
@@ -107,7 +108,7 @@ async function load(scope: TenantScope, lock = false) {
  */
 export async function getWabotConfig(scope: TenantScope, appKey: Buffer | undefined, base: WebhookBase) {
   const { s, accounts } = await load(scope);
-  return withWebhook(scope, appKey, base, s, accounts);
+  return withWebhook(scope, appKey, base, s, accounts, await loadAccountStates(scope.knex, scope.tenantId));
 }
 
 function withWebhook(
@@ -116,8 +117,13 @@ function withWebhook(
   base: WebhookBase,
   s: WabotSetting | null,
   accounts: WabotAccount[],
+  states: Map<string, AccountStates>,
 ) {
   const { provider, wa_number, credential_status, settings, accounts: list } = summary(s, accounts);
+  // issue 11 items 3 and 6: the last device status and webhook registration per account; without
+  // configured accounts those of the implicit account `default`, at the top level
+  const stateOf = (id: string): AccountStates => states.get(id) ?? { device_status: null, webhook_registration: null };
+  const top = s && !accounts.length ? stateOf(DEFAULT_ACCOUNT_ID) : { device_status: null, webhook_registration: null };
   const secret = s
     ? openWabotSetting(requireKey(appKey), 'webhook_secret', scope.tenantId, s.webhook_secret_enc)
     : null;
@@ -126,11 +132,14 @@ function withWebhook(
     wa_number,
     credential_status,
     webhook_url: secret ? webhookUrl(base, secret) : null,
+    device_status: top.device_status,
+    webhook_registration: top.webhook_registration,
     settings,
     // issue 11 item 1: each account's own URL names it (`&account=<id>`), so no detection is needed
     accounts: list.map((a) => ({
       ...a,
       webhook_url: secret ? `${webhookUrl(base, secret)}&account=${encodeURIComponent(a.id)}` : null,
+      ...stateOf(a.id),
     })),
   };
 }
@@ -227,6 +236,6 @@ export async function saveWabotConfig(
       after: summary(after.s, after.accounts),
       ip: actor.ip ?? null,
     });
-    return withWebhook(s, key, base, after.s, after.accounts);
+    return withWebhook(s, key, base, after.s, after.accounts, await loadAccountStates(trx, s.tenantId));
   });
 }

@@ -9,6 +9,8 @@ import { saveWabotConfig } from '../../api/wabot/service.js';
  * through the configuration service (validation, sealed tokens, audit), so it needs APP_KEY; run
  * by bin/dev.ts on every start and a no-op once the tenant has a chat-bot configuration (except
  * that the two fake accounts follow a changed WABOT_DEMO_PORT), so an existing `.data` gets it too.
+ * Issue 11 item 4: the chat group "NOC Demo" (network operations, through Fake A) ticks
+ * `ticket_incident_created`; it is added whenever the tenant has no chat group at all.
  */
 
 /** Device tokens of the demo accounts and the labels the fake gateway shows for them (not secrets: fake devices). */
@@ -22,6 +24,27 @@ const DEMO_ACCOUNT_IDS = ['fake-a', 'fake-b'];
 
 /** The default test recipient of the demo (a made-up Indonesian mobile number). */
 export const DEMO_WABOT_TEST_NUMBER = '0812 0000 0001';
+
+/** The demo's chat group (issue 11 item 4): a made-up WhatsApp group id of the fake gateway. */
+export const DEMO_WABOT_GROUP = Object.freeze({
+  name: 'NOC Demo',
+  kind: 'network_operations',
+  account_id: 'fake-a',
+  group_id: '120363000000000001@g.us',
+  events: ['ticket_incident_created'],
+});
+
+/** Adds the "NOC Demo" group when the tenant has no chat group (idempotent). */
+async function seedDemoGroup(scope: TenantScope, log?: (line: string) => void): Promise<void> {
+  if (await scope.table('wabot_groups').first('id')) return;
+  await scope.table('wabot_groups').insert({
+    tenant_id: scope.tenantId,
+    ...DEMO_WABOT_GROUP,
+    events: JSON.stringify(DEMO_WABOT_GROUP.events),
+    enabled: true,
+  });
+  log?.(`demo chat bot: group "${DEMO_WABOT_GROUP.name}" receives ticket_incident_created notices`);
+}
 
 /** What seedDemoWabot did. */
 export type DemoWabotResult = 'seeded' | 'exists' | 'no_tenant';
@@ -51,6 +74,8 @@ export async function seedDemoWabot(
       .whereNot('base_url', opts.gatewayUrl)
       .update({ base_url: opts.gatewayUrl, updated_at: new Date() });
     if (moved) opts.log?.(`demo chat bot: ${moved} fake account(s) of ${slug} now point at ${opts.gatewayUrl}`);
+    if (await scope.table('wabot_accounts').where({ account_id: DEMO_WABOT_GROUP.account_id }).first('id'))
+      await seedDemoGroup(scope, opts.log);
     return 'exists';
   }
   const [a, b] = Object.keys(DEMO_WABOT_DEVICES);
@@ -84,6 +109,7 @@ export async function seedDemoWabot(
       },
     },
   );
+  await seedDemoGroup(scope, opts.log);
   opts.log?.(`demo chat bot: ${slug} sends through the fake wablas gateway at ${opts.gatewayUrl} (Fake A, Fake B)`);
   return 'seeded';
 }

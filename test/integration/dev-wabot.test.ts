@@ -1,5 +1,12 @@
 import { expect } from 'chai';
-import { startFakeWablas, REFUSED_ONCE_NUMBER, PENDING_MS, type FakeWablas } from '../../bin/dev-wabot.js';
+import {
+  startFakeWablas,
+  REFUSED_ONCE_NUMBER,
+  PENDING_MS,
+  DELIVERED_MS,
+  READ_MS,
+  type FakeWablas,
+} from '../../bin/dev-wabot.js';
 import { wablas } from '../../jobs/adapters/chat-providers/wablas.js';
 import { registerCleanup, env } from '../helpers/env.js';
 import { makeTenant } from '../helpers/fixtures.js';
@@ -61,25 +68,47 @@ describe('bin/dev-wabot.ts: the fake wablas gateway', () => {
     expect(send.status).to.equal(401);
   });
 
-  it('realtime report: the device own messages, pending for 2 s then sent; an unknown id is refused', async () => {
+  it('realtime report (documented shape): the device own messages, pending for 2 s, then sent, delivered, read; an unknown id is refused', async () => {
     const out = wablas.classify(await wablas.send(account(), { kind: 'phone', value: '+62 811 222 333' }, 'Report'));
     if (out.kind !== 'sent') throw new Error(out.kind);
+    const sentAt = clock;
     const report = async () => {
-      const res = await fetch(`${gw.url}/api/report-realtime?message_id=${out.messageId}&page=1`, {
+      const res = await fetch(`${gw.url}/api/report-realtime?message_id=${out.messageId},unknown-id&page=1&limit=10`, {
         headers: { authorization: `${TOKEN}.it-secret-77` },
       });
       return (await res.json()) as any;
     };
     const pending = await report();
-    expect(pending.status).to.equal(true);
-    expect(pending.data).to.include({ page: 1, totalPage: 1, totalData: 1 });
-    expect(pending.data.message[0]).to.include({ id: out.messageId, phone: '62811222333', status: 'pending' });
-    clock += PENDING_MS;
-    expect((await report()).data.message[0].status).to.equal('sent');
+    expect(pending).to.include({ status: true, page: 1, totalPage: 1, totalData: 1 });
+    expect(pending.message[0]).to.deep.include({ id: out.messageId, message: 'Report', status: 'pending' });
+    expect(pending.message[0].phone).to.deep.equal({ from: 'Test device', to: '62811222333' });
+    expect(pending.message[0].date.created_at).to.match(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    const seen: string[] = [];
+    for (const at of [PENDING_MS, DELIVERED_MS, READ_MS]) {
+      clock = sentAt + at;
+      seen.push((await report()).message[0].status);
+    }
+    expect(seen).to.deep.equal(['sent', 'delivered', 'read']);
     const other = await fetch(`${gw.url}/api/report-realtime?message_id=${out.messageId}`, {
       headers: { authorization: 'another-device' },
     });
     expect(await other.json()).to.deep.equal({ status: false, message: 'message not found' });
+  });
+
+  it('change-webhook-url and change-tracking-url answer as documented; the key is not logged', async () => {
+    for (const [path, field, word] of [
+      ['change-webhook-url', 'webhook_url', 'webhook url'],
+      ['change-tracking-url', 'tracking_url', 'tracking url'],
+    ]) {
+      const res = await fetch(`${gw.url}/api/device/${path}`, {
+        method: 'POST',
+        headers: { authorization: TOKEN, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ [field]: 'https://isp.test/api/wabot/inbound/demo?key=SECRET-KEY-9' }).toString(),
+      });
+      expect(await res.json()).to.deep.equal({ status: true, message: `${word} successfully changed` });
+    }
+    expect(lines.join('\n')).to.include('webhook_url set to https://isp.test/api/wabot/inbound/demo');
+    expect(lines.join('\n')).to.not.include('SECRET-KEY-9');
   });
 
   it('the page is labelled FAKE and lists the arrivals, newest first, HTML escaped', async () => {
@@ -133,6 +162,8 @@ describe('db/seeds/demo-wabot.ts: the demo chat bot on the fake gateway', () => 
         token_set: true,
         secret_key_set: false,
         webhook_url: `${res.body.data.webhook_url}&account=fake-a`,
+        device_status: null,
+        webhook_registration: null,
       },
       {
         id: 'fake-b',
@@ -147,9 +178,16 @@ describe('db/seeds/demo-wabot.ts: the demo chat bot on the fake gateway', () => 
         token_set: true,
         secret_key_set: false,
         webhook_url: `${res.body.data.webhook_url}&account=fake-b`,
+        device_status: null,
+        webhook_registration: null,
       },
     ]);
     for (const token of Object.keys(DEMO_WABOT_DEVICES)) expect(res.text).to.not.include(token);
+    // issue 11 item 4: the group "NOC Demo" ticks ticket_incident_created, once
+    const groups = await app.request('GET', '/api/wabot/groups', { token: f.adminToken });
+    expect(
+      groups.body.data.map((g: Record<string, unknown>) => [g.name, g.kind, g.account_id, g.events, g.enabled]),
+    ).to.deep.equal([['NOC Demo', 'network_operations', 'fake-a', ['ticket_incident_created'], true]]);
     const c = (await loadChatSendConfig(env.knex, app.appKey, f.tenant.id))!;
     expect(c.enabled).to.equal(true);
     expect(c.accounts.map((a) => DEMO_WABOT_DEVICES[a.token!])).to.deep.equal(['Fake A', 'Fake B']);

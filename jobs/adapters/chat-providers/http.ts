@@ -24,7 +24,7 @@ export const MAX_BODY_BYTES = 256 * 1024;
 export interface ExchangeRequest {
   call: CallKind;
   provider: ProviderName;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT';
   url: URL;
   headers: Record<string, string>;
   /** form fields (application/x-www-form-urlencoded) or a JSON value; none for GET */

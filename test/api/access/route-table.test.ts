@@ -28,6 +28,7 @@ const ID_TABLES: Record<string, string> = {
   '/api/invoices/billing-runs/:id': 'billing_runs',
   '/api/integrations/api-tokens/:id': 'auth_tokens',
   '/api/communications/:id': 'communication_messages',
+  '/api/wabot/groups/:id': 'wabot_groups',
   '/api/android-apk/configs/:appType': 'apk_app_configs',
   '/api/android-apk/builds/:id': 'apk_builds',
   '/api/suppliers/:supplier': 'suppliers',
@@ -65,6 +66,14 @@ describe('route table x roles, tokens and foreign ids (issue 8)', function () {
       as_of: new Date().toISOString().slice(0, 10),
       trigger: 'manual',
       status: 'completed',
+    });
+    // issue 11 item 4: a chat group
+    await env.knex('wabot_groups').insert({
+      tenant_id: b.tenant.id,
+      name: 'Other tenant group',
+      kind: 'other',
+      account_id: 'default',
+      group_id: '120363000000000009@g.us',
     });
     await env.knex('suppliers').insert({ tenant_id: b.tenant.id, name: 'Other tenant supplier' });
     for (const role of ROLES) tokens[role] = (await makeUser(a.tenant.id, role)).token;

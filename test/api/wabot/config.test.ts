@@ -27,6 +27,9 @@ describe('/api/wabot/config', () => {
       wa_number: null,
       credential_status: { configured: false, token_set: false, secret_key_set: false },
       webhook_url: null,
+      // issue 11 items 3 and 6: the implicit account's device status and webhook registration
+      device_status: null,
+      webhook_registration: null,
       settings: {
         enabled: false,
         auto_reply: false,
@@ -157,6 +160,9 @@ describe('/api/wabot/config', () => {
       secret_key_set: false,
       // issue 11: each account's webhook URL names it
       webhook_url: `${res.body.data.webhook_url}&account=${gen.id}`,
+      // issue 11 items 3 and 6: nothing checked or registered yet
+      device_status: null,
+      webhook_registration: null,
     });
     expect(wb).to.deep.equal({
       id: 'wb',
@@ -171,6 +177,8 @@ describe('/api/wabot/config', () => {
       token_set: true,
       secret_key_set: true,
       webhook_url: `${res.body.data.webhook_url}&account=wb`,
+      device_status: null,
+      webhook_registration: null,
     });
     const c = (await loadChatSendConfig(env.knex, app.appKey, f.tenant.id))!;
     expect(c.accounts.map((x) => [x.id, x.token, x.secret_key, x.maxPerMinute, x.delaySeconds])).to.deep.equal([
