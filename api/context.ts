@@ -43,6 +43,8 @@ export interface AppDeps {
      * release-build check. Absent: stub toolchain, no release keystores.
      */
     apk?: import('./android-apk/routes.js').ApkApiOptions;
+    /** The supplier import (issue 16 item 6): how long its routes wait for the job (default 20000 ms) and their clock. */
+    supplierImport?: { waitMs?: number; clock?: import('../lib/clock.js').Clock };
   };
 }
 

@@ -27,6 +27,7 @@ import { supplierRoutes } from './suppliers/routes.js';
 import { inventoryRequestRoutes } from './inventory/requests/routes.js';
 import { androidApkKeystoreRoutes } from './android-apk-keystores/routes.js';
 import { androidApkRoutes } from './android-apk/routes.js';
+import { supplierImportRoutes } from './supplier-import/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -61,4 +62,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...inventoryRequestRoutes,
   ...androidApkKeystoreRoutes,
   ...androidApkRoutes,
+  ...supplierImportRoutes,
 ];

@@ -8,6 +8,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   'billing-cycle': () => import('./billing-cycle.js'),
   'admin-customers': () => import('./admin-customers.js'),
   'wabot-throttle': () => import('./wabot-throttle.js'),
+  'supplier-import': () => import('./supplier-import.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

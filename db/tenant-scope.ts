@@ -51,7 +51,9 @@ export type TenantTable =
   | 'home_base_inventory_locations'
   | 'apk_keystores'
   | 'apk_app_configs'
-  | 'apk_builds';
+  | 'apk_builds'
+  | 'supplier_import_previews'
+  | 'supplier_imports';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -101,6 +103,8 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'apk_keystores',
   'apk_app_configs',
   'apk_builds',
+  'supplier_import_previews',
+  'supplier_imports',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

@@ -32,6 +32,7 @@ export const QUEUE_NAMES = [
   'wabot-webhook-register',
   'apk-retention',
   'apk-build',
+  'supplier-import',
 ] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];

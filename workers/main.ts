@@ -188,6 +188,9 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
       removeOnFail: DEFAULT_JOB_OPTIONS.removeOnFail as KeepJobs,
       ...(opts.lockDurationMs ? { lockDuration: opts.lockDurationMs } : {}),
       ...(opts.stalledIntervalMs ? { stalledInterval: opts.stalledIntervalMs } : {}),
+      ...(reg.fork && typeof reg.processor !== 'function'
+        ? { workerForkOptions: { ...reg.fork, execArgv: [...process.execArgv, ...(reg.fork.execArgv ?? [])] } }
+        : {}),
     });
     worker.on('error', (err) => logError(`worker:${name}`, { queue: name, err: err.message }, 'worker error'));
     worker.on('failed', (job, err) => {

@@ -15,6 +15,7 @@ import * as wabotStatus from '../jobs/wabot-status.js';
 import * as wabotWebhookRegister from '../jobs/wabot-webhook-register.js';
 import * as apkRetention from '../jobs/apk-retention.js';
 import * as apkBuild from '../jobs/apk-build.js';
+import * as supplierImport from '../jobs/supplier-import.js';
 import { jobDeps } from '../jobs/deps.js';
 
 /**
@@ -37,6 +38,11 @@ export interface QueueRegistration {
   /** Called after a job of the queue failed (any cause, including a crashed sandbox or too many stalls). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the job data type differs per queue
   onFailed?: (job: Job<any>, err: Error) => Promise<void>;
+  /**
+   * Options of a sandboxed processor's child process (BullMQ workerForkOptions): `execArgv` is
+   * appended to the worker's own (e.g. `--max-old-space-size=256`), `env` replaces its environment.
+   */
+  fork?: { execArgv?: string[]; env?: NodeJS.ProcessEnv };
 }
 
 /**
@@ -65,5 +71,11 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
     onFailed: async (job, err) => {
       await apkBuild.failOrphanedBuild(jobDeps().knex, job.data ?? {}, err.message);
     },
+  },
+  'supplier-import': {
+    processor: fileURLToPath(new URL('./sandboxed/supplier-import.ts', import.meta.url)),
+    concurrency: 2,
+    fork: { execArgv: [`--max-old-space-size=${supplierImport.parseHeapMb()}`] },
+    onFailed: (job, err) => supplierImport.recordFailure(jobDeps(), job, err),
   },
 };

@@ -53,7 +53,8 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
     'The chat bot: its gateway configuration and accounts (secrets write-only), the inbound webhook URL (wabot.manage; module wabot).',
   inventory:
     'Items, stock locations, the stock ledger (stock, mutations, serials), stock-in, counts and inventory requests (inventory.view / inventory.manage; module inventory).',
-  suppliers: 'Suppliers and their buy prices (inventory.view / inventory.manage; module inventory).',
   'app-builder':
     'The Android app builder: build configurations of the four app types, builder health, builds (apk-build queue), their logs and APK downloads (app_builder.manage; module app_builder).',
+  suppliers:
+    'Suppliers and their buy prices (inventory.view / inventory.manage); their price lists: preview an uploaded CSV, TXT, XLSX or PDF and import its rows into the item catalogue (supplier-import queue; inventory.manage); module inventory.',
 };

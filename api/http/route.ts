@@ -57,6 +57,11 @@ export interface RouteDef<C = Koa.Context, P = Input, Q = Input, B = Input> {
    * with `body`.
    */
   upload?: Schema;
+  /**
+   * This route's own body parser instead of the service's (e.g. a larger limit: the supplier
+   * import takes 25 MB); runs at the same place.
+   */
+  bodyParser?: Koa.Middleware;
   /** Per-caller rate limit applies (documented with X-RateLimit-* headers). */
   rateLimited?: boolean;
   /** Honours the Idempotency-Key header (POSTs that create). */
@@ -116,8 +121,8 @@ export function mountRoutes<
 >(router: Router, defs: readonly D[], opts: MountOptions<C, D>): void {
   for (const def of defs) {
     const chain: Middleware<C>[] = [...opts.before(def)];
-    if (opts.body) {
-      const parse = opts.body;
+    if (def.bodyParser ?? opts.body) {
+      const parse = (def.bodyParser ?? opts.body)!;
       chain.push(async (ctx, next) => parse(ctx, next));
     }
     chain.push(async (ctx, next) => {

@@ -79,6 +79,7 @@ describe('route table x roles, tokens and foreign ids (issue 8)', function () {
       account_id: 'default',
       group_id: '120363000000000009@g.us',
     });
+    await env.knex('suppliers').insert({ tenant_id: b.tenant.id, name: 'Other tenant supplier' });
     for (const role of ROLES) tokens[role] = (await makeUser(a.tenant.id, role)).token;
   });
 

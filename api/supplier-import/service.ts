@@ -1,0 +1,318 @@
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { Queue } from 'bullmq';
+import type { TenantScope } from '../../db/tenant-scope.js';
+import { NotFound, ValidationFailed, type FieldErrors } from '../errors.js';
+import { SINGLE_LINE_PATTERN } from '../http/validation.js';
+import type { Storage } from '../../lib/storage/index.js';
+import { systemClock, type Clock } from '../../lib/clock.js';
+import { addOrUnavailable, safeJobId } from '../../jobs/queues.js';
+import { APPLY_JOB, PARSE_JOB } from '../../jobs/supplier-import.js';
+import type { ApplyJobData, ParseJobData } from '../../jobs/supplier-import/runs.js';
+import { detectKind, FIELD_MAX, ImportFileError, MAX_PRICE, type ImportRow } from '../../jobs/supplier-import/rows.js';
+
+/**
+ * The supplier price-list import (issue 16 item 6): stores the upload, queues `parse` or `apply`
+ * on `supplier-import`, waits up to 20 s for it and answers the finished run (200) or its ids to
+ * poll (202). Runs are kept 24 hours.
+ */
+
+/** Largest upload, in bytes (413 beyond). */
+export const PREVIEW_MAX_BYTES = 20 * 1024 * 1024;
+/** How long a run is kept, in ms. */
+export const KEEP_MS = 24 * 3600 * 1000;
+/** How long a request waits for its job, in ms. */
+export const DEFAULT_WAIT_MS = 20_000;
+const POLL_MS = 100;
+
+/** What the service needs besides the scope. */
+export interface ImportDeps {
+  queue: Queue;
+  storage: Storage;
+  /** The caller (created_by). */
+  userId: number | null;
+  /** Wait for the job, in ms (default DEFAULT_WAIT_MS). */
+  waitMs?: number;
+  /** Bound of the enqueue, in ms (Queues.enqueueTimeoutMs). */
+  enqueueTimeoutMs?: number;
+  clock?: Clock;
+}
+
+/** The upload reader the route binds to the request (api/http/multipart.ts receiveFile). */
+export type ReceiveUpload = <T>(
+  store: (file: Readable, filename: string | null) => Promise<T>,
+  discard: (stored: T) => Promise<void>,
+) => Promise<T>;
+
+/** An answer: 200 with the finished run, or 202 with the ids to poll. */
+export interface Answer {
+  status: 200 | 202;
+  data: Record<string, unknown>;
+}
+
+type RunRow = {
+  id: number;
+  status: string;
+  error: string | null;
+  counts?: unknown;
+  rows?: unknown;
+  result?: { created: number; updated: number; skipped: number } | null;
+};
+
+/** @throws NotFound unless the supplier belongs to the tenant */
+async function assertSupplier(scope: TenantScope, supplierId: number): Promise<void> {
+  if (!(await scope.table('suppliers').where('id', supplierId).first('id'))) throw new NotFound('Supplier');
+}
+
+/** Removes the tenant's expired runs (and the uploads of expired previews). */
+async function purgeExpired(scope: TenantScope, storage: Storage, now: Date): Promise<void> {
+  const gone = await scope
+    .table('supplier_import_previews')
+    .where('expires_at', '<', now)
+    .delete()
+    .returning<{ file_key: string | null }[]>(['file_key']);
+  await Promise.all(gone.filter((g) => g.file_key).map((g) => storage.delete(g.file_key!).catch(() => undefined)));
+  await scope.table('supplier_imports').where('expires_at', '<', now).delete();
+}
+
+/** The first bytes of a stored file (at most 512). */
+async function headOf(storage: Storage, key: string): Promise<Buffer> {
+  const { stream } = await storage.get(key);
+  const parts: Buffer[] = [];
+  let n = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      parts.push(chunk);
+      n += chunk.length;
+      if (n >= 512) break;
+    }
+  } finally {
+    stream.destroy();
+  }
+  return Buffer.concat(parts).subarray(0, 512);
+}
+
+/** Polls a run until it finished or `ms` passed. */
+async function waitForRun(
+  scope: TenantScope,
+  table: 'supplier_import_previews' | 'supplier_imports',
+  id: number,
+  ms: number,
+) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const row = await scope.table(table).where('id', id).first<RunRow | undefined>('id', 'status', 'error');
+    if (!row || row.status === 'completed' || row.status === 'failed' || Date.now() >= end) return row;
+    await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(0, end - Date.now()))));
+  }
+}
+
+/** Job ids of the runs. */
+export const previewJobId = (id: number) => safeJobId('supplier-import-preview', id);
+export const importJobId = (id: number) => safeJobId('supplier-import', id);
+
+/**
+ * POST /api/suppliers/{supplier}/items/import-preview.
+ * @throws NotFound (before the body is read), ValidationFailed `file` (not multipart, type, empty,
+ *   or the parse refused it), PayloadTooLarge / StorageLimitError (413), QueueUnavailableError (503;
+ *   upload and run removed)
+ */
+export async function startPreview(
+  scope: TenantScope,
+  deps: ImportDeps,
+  supplierId: number,
+  receive: ReceiveUpload,
+): Promise<Answer> {
+  await assertSupplier(scope, supplierId);
+  const now = (deps.clock ?? systemClock).now();
+  await purgeExpired(scope, deps.storage, now);
+  const key = `tenants/${scope.tenantId}/supplier-imports/${randomUUID()}`;
+  const stored = await receive(
+    async (file, filename) => ({ ...(await deps.storage.put(key, file, { maxBytes: PREVIEW_MAX_BYTES })), filename }),
+    (put) => deps.storage.delete(put.key),
+  );
+  try {
+    detectKind(await headOf(deps.storage, key));
+  } catch (err) {
+    await deps.storage.delete(key);
+    if (err instanceof ImportFileError) throw new ValidationFailed({ file: [err.message] });
+    throw err;
+  }
+  const [{ id }] = await scope
+    .knex('supplier_import_previews')
+    .insert({
+      tenant_id: scope.tenantId,
+      supplier_id: supplierId,
+      file_key: key,
+      file_name: stored.filename?.slice(0, 255) ?? null,
+      file_size: stored.size,
+      created_by: deps.userId,
+      created_at: now,
+      expires_at: new Date(now.getTime() + KEEP_MS),
+    })
+    .returning<{ id: number }[]>('id');
+  const data: ParseJobData = { tenantId: scope.tenantId, supplierId, previewId: id };
+  try {
+    await addOrUnavailable(
+      deps.queue,
+      PARSE_JOB,
+      data,
+      { jobId: previewJobId(id), attempts: 1 },
+      deps.enqueueTimeoutMs,
+    );
+  } catch (err) {
+    await scope.table('supplier_import_previews').where('id', id).delete();
+    await deps.storage.delete(key).catch(() => undefined);
+    throw err;
+  }
+  await waitForRun(scope, 'supplier_import_previews', id, deps.waitMs ?? DEFAULT_WAIT_MS);
+  return previewAnswer(scope, deps.queue, supplierId, id);
+}
+
+/**
+ * The state of a preview: 200 with counts and rows, 202 while it runs (with the job's progress).
+ * @throws NotFound (not the tenant's or the supplier's, or expired), ValidationFailed `file` when
+ *   the file was refused
+ */
+export async function previewAnswer(
+  scope: TenantScope,
+  queue: Queue,
+  supplierId: number,
+  id: number,
+  clock: Clock = systemClock,
+): Promise<Answer> {
+  const row = await scope
+    .table('supplier_import_previews')
+    .where({ id, supplier_id: supplierId })
+    .where('expires_at', '>', clock.now())
+    .first<RunRow | undefined>('id', 'status', 'error', 'counts', 'rows');
+  if (!row) throw new NotFound('Import preview');
+  if (row.status === 'failed') throw new ValidationFailed({ file: [row.error ?? 'the file could not be read'] });
+  if (row.status === 'completed') {
+    return { status: 200, data: { preview_id: id, status: row.status, counts: row.counts, rows: row.rows } };
+  }
+  const job = await queue.getJob(previewJobId(id)).catch(() => undefined);
+  const progress = job && typeof job.progress === 'object' ? job.progress : null;
+  return { status: 202, data: { preview_id: id, job_id: previewJobId(id), status: row.status, progress } };
+}
+
+/** An item of the import body. */
+export interface ImportItemInput {
+  name?: string;
+  selected?: boolean;
+  sku?: string | null;
+  category?: string | null;
+  unit?: string | null;
+  cost_price?: number | null;
+  sell_price?: number | null;
+  notes?: string | null;
+}
+
+const SINGLE_LINE = new RegExp(SINGLE_LINE_PATTERN);
+
+/**
+ * Checks the selected items (admin-api.md "Supplier import item") and turns them into rows.
+ * @throws ValidationFailed with `items.N.field` for every invalid selected item (N: index in the body)
+ */
+export function importRows(items: readonly ImportItemInput[]): ImportRow[] {
+  const errors: FieldErrors = {};
+  const rows: ImportRow[] = [];
+  items.forEach((it, i) => {
+    if (it.selected === false) return;
+    const err = (f: string, m: string) => (errors[`items.${i}.${f}`] = [m]);
+    const text = (f: 'name' | 'sku' | 'category' | 'unit' | 'notes'): string | null => {
+      const v = it[f];
+      const s = typeof v === 'string' ? v.trim() : '';
+      if (s.length > FIELD_MAX[f]) err(f, `must be at most ${FIELD_MAX[f]} characters`);
+      else if (f !== 'notes' && !SINGLE_LINE.test(s)) err(f, 'must be a single line');
+      return s === '' ? null : s;
+    };
+    const price = (f: 'cost_price' | 'sell_price'): string | null => {
+      const v = it[f];
+      if (v === null || v === undefined) return null;
+      if (v < 0) err(f, 'must be at least 0');
+      else if (v > MAX_PRICE) err(f, `must be at most ${MAX_PRICE}`);
+      else if (Math.round(v * 100) / 100 !== v) err(f, 'must have at most 2 decimals');
+      return String(v);
+    };
+    const name = text('name');
+    if (name === null) err('name', 'is required');
+    const row = {
+      row: i + 1,
+      name: name ?? '',
+      sku: text('sku'),
+      category: text('category'),
+      unit: text('unit'),
+      cost_price: price('cost_price'),
+      sell_price: price('sell_price'),
+      notes: text('notes'),
+      valid: true,
+      errors: {},
+    };
+    rows.push(row);
+  });
+  if (Object.keys(errors).length) throw new ValidationFailed(errors);
+  return rows;
+}
+
+/**
+ * POST /api/suppliers/{supplier}/items/import: checks every selected item (nothing written when
+ * one is invalid), stores them and runs `apply`.
+ * @throws NotFound, ValidationFailed (`items.N.field`, or `items` when none is selected),
+ *   QueueUnavailableError (503; the run removed)
+ */
+export async function startImport(
+  scope: TenantScope,
+  deps: Omit<ImportDeps, 'storage'>,
+  supplierId: number,
+  items: readonly ImportItemInput[],
+): Promise<Answer> {
+  await assertSupplier(scope, supplierId);
+  const rows = importRows(items);
+  if (!rows.length) throw new ValidationFailed({ items: ['select at least one item'] });
+  const now = (deps.clock ?? systemClock).now();
+  await scope.table('supplier_imports').where('expires_at', '<', now).delete();
+  const [{ id }] = await scope
+    .knex('supplier_imports')
+    .insert({
+      tenant_id: scope.tenantId,
+      supplier_id: supplierId,
+      items: JSON.stringify(rows),
+      created_by: deps.userId,
+      created_at: now,
+      expires_at: new Date(now.getTime() + KEEP_MS),
+    })
+    .returning<{ id: number }[]>('id');
+  const data: ApplyJobData = { tenantId: scope.tenantId, supplierId, importId: id };
+  try {
+    await addOrUnavailable(deps.queue, APPLY_JOB, data, { jobId: importJobId(id), attempts: 1 }, deps.enqueueTimeoutMs);
+  } catch (err) {
+    await scope.table('supplier_imports').where('id', id).delete();
+    throw err;
+  }
+  await waitForRun(scope, 'supplier_imports', id, deps.waitMs ?? DEFAULT_WAIT_MS);
+  return importAnswer(scope, supplierId, id);
+}
+
+/**
+ * The state of an import: 200 `{created, updated, skipped}` when completed (or `status: failed`
+ * with `error`), 202 while it runs.
+ * @throws NotFound (not the tenant's or the supplier's, or expired)
+ */
+export async function importAnswer(
+  scope: TenantScope,
+  supplierId: number,
+  id: number,
+  clock: Clock = systemClock,
+): Promise<Answer> {
+  const row = await scope
+    .table('supplier_imports')
+    .where({ id, supplier_id: supplierId })
+    .where('expires_at', '>', clock.now())
+    .first<RunRow | undefined>('id', 'status', 'error', 'result');
+  if (!row) throw new NotFound('Import');
+  if (row.status === 'completed' || row.status === 'failed') {
+    return { status: 200, data: { import_id: id, status: row.status, ...(row.result ?? {}), error: row.error } };
+  }
+  return { status: 202, data: { import_id: id, job_id: importJobId(id), status: row.status } };
+}

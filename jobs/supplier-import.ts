@@ -1,0 +1,86 @@
+import type { Job } from 'bullmq';
+import type { Knex } from 'knex';
+import type { Storage } from '../lib/storage/index.js';
+import { systemClock, type Clock } from '../lib/clock.js';
+import { inheritedEnv } from '../lib/config.js';
+import type { ApplyJobData, ParseJobData } from './supplier-import/runs.js';
+
+/**
+ * The `supplier-import` queue (issue 16 item 6): job `parse` reads an uploaded price list and
+ * stores a preview, job `apply` writes the selected rows to the catalogue. Both run in the
+ * sandboxed child workers/sandboxed/supplier-import.ts (BullMQ sandboxed processor: a child
+ * process with a 256 MB heap; `parse` is limited to 60 s). Jobs are added with attempts 1: a
+ * refused file, a child killed by its heap cap or its time limit, fail the job without retry, and
+ * the failure hook below records the reason on the run (422 errors.file for a preview).
+ */
+export const QUEUE = 'supplier-import' as const;
+/** Job names. */
+export const PARSE_JOB = 'parse';
+export const APPLY_JOB = 'apply';
+
+/** Heap of the sandboxed child, in MB (SUPPLIER_IMPORT_HEAP_MB overrides it; tests). */
+export const PARSE_HEAP_MB = 256;
+/** Longest `parse`, in ms (SUPPLIER_IMPORT_TIME_LIMIT_MS overrides it; tests). */
+export const PARSE_TIME_LIMIT_MS = 60_000;
+/** Exit code of the child when its time limit struck (the watchdog thread uses SIGKILL as backstop). */
+export const EXIT_TIME_LIMIT = 124;
+
+/** Heap cap of the child, in MB (env SUPPLIER_IMPORT_HEAP_MB, else 256). */
+export function parseHeapMb(env: NodeJS.ProcessEnv = inheritedEnv()): number {
+  const n = Number(env.SUPPLIER_IMPORT_HEAP_MB);
+  return Number.isInteger(n) && n >= 16 ? n : PARSE_HEAP_MB;
+}
+
+/** Time limit of `parse`, in ms (env SUPPLIER_IMPORT_TIME_LIMIT_MS, else 60000). */
+export function parseTimeLimitMs(env: NodeJS.ProcessEnv = inheritedEnv()): number {
+  const n = Number(env.SUPPLIER_IMPORT_TIME_LIMIT_MS);
+  return Number.isInteger(n) && n >= 100 ? n : PARSE_TIME_LIMIT_MS;
+}
+
+/**
+ * The reason recorded for a failed job: an ImportFileError's own message (the file's fault), the
+ * child's death mapped to words (heap cap: SIGABRT / exit 134 / "heap"; time limit: exit 124 or
+ * SIGKILL), anything else "the file could not be read" with no internal detail.
+ * @param err the error the worker reported
+ */
+export function failureReason(err: Pick<Error, 'name' | 'message'>): string {
+  const msg = err.message ?? '';
+  if (err.name === 'ImportFileError') return msg;
+  if (/heap|SIGABRT|exit code: 134\b|out of memory/i.test(msg)) {
+    return `reading the file needs more than the ${parseHeapMb()} MB of memory allowed`;
+  }
+  if (new RegExp(`exit code: ${EXIT_TIME_LIMIT}\\b|SIGKILL|time limit`).test(msg)) {
+    return `reading the file took longer than ${Math.round(parseTimeLimitMs() / 1000)} s`;
+  }
+  return 'the file could not be read';
+}
+
+/**
+ * The queue's failure hook (workers/registry.ts onFailed): marks the run failed with
+ * failureReason(err) unless it already finished, and removes a preview's upload.
+ * @param deps.knex the worker's knex; deps.storage its storage driver
+ */
+export async function recordFailure(
+  deps: { knex: Knex; storage?: Storage; clock?: Clock },
+  job: Pick<Job<Partial<ParseJobData & ApplyJobData>>, 'name' | 'data'>,
+  err: Pick<Error, 'name' | 'message'>,
+): Promise<void> {
+  const { tenantId, previewId, importId } = job.data ?? {};
+  if (!tenantId) return;
+  const table = job.name === PARSE_JOB ? 'supplier_import_previews' : 'supplier_imports';
+  const id = job.name === PARSE_JOB ? previewId : importId;
+  if (!id) return;
+  const reason = job.name === PARSE_JOB ? failureReason(err) : 'the import could not be applied';
+  const open = () => deps.knex(table).where({ tenant_id: tenantId, id }).whereIn('status', ['queued', 'running']);
+  if (job.name === PARSE_JOB && deps.storage) {
+    // the upload goes first: once the run shows `failed`, nothing of it is left
+    const row = await open().first<{ file_key: string | null } | undefined>('file_key');
+    if (row?.file_key) await deps.storage.delete(row.file_key).catch(() => undefined);
+  }
+  await open().update({
+    status: 'failed',
+    error: reason,
+    finished_at: (deps.clock ?? systemClock).now(),
+    ...(job.name === PARSE_JOB ? { file_key: null } : {}),
+  });
+}

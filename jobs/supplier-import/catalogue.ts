@@ -1,0 +1,171 @@
+import type { Knex } from 'knex';
+import type { ImportRow } from './rows.js';
+
+/**
+ * The catalogue side of the supplier import (issue 16 item 6): matching rows to master items in
+ * one set-based query and applying them in one set-based transaction.
+ */
+
+/** The master item a row matches (prices as decimal text; cost_price is this supplier's buy price). */
+export interface MatchingItem {
+  id: number;
+  name: string;
+  sku: string | null;
+  category: string | null;
+  unit: string;
+  notes: string | null;
+  sell_price: string;
+  cost_price: string | null;
+}
+
+/** A row with its decision. */
+export interface DecidedRow extends ImportRow {
+  action: 'create' | 'update' | 'skip';
+  matching_item: MatchingItem | null;
+}
+
+/**
+ * Finds each row's master item: by sku case-insensitively, else by name (case-insensitive), in
+ * one query over unnest()ed arrays.
+ * @param db knex or a transaction
+ * @returns matching item per index of rows (absent when none)
+ */
+export async function matchItems(
+  db: Knex | Knex.Transaction,
+  tenantId: number,
+  supplierId: number,
+  rows: readonly Pick<ImportRow, 'name' | 'sku'>[],
+): Promise<Map<number, MatchingItem>> {
+  const result = await db.raw<{ rows: (MatchingItem & { idx: number })[] }>(
+    `WITH r AS (SELECT * FROM unnest(?::int[], ?::text[], ?::text[]) AS r(idx, sku, name))
+     SELECT r.idx, i.id, i.name, i.sku, i.category, i.unit, i.notes, i.sell_price::text AS sell_price,
+            si.cost_price::text AS cost_price
+       FROM r
+       LEFT JOIN inventory_items s ON s.tenant_id = ? AND r.sku IS NOT NULL AND lower(s.sku) = lower(r.sku)
+       LEFT JOIN LATERAL (SELECT n.id FROM inventory_items n
+                           WHERE n.tenant_id = ? AND lower(n.name) = lower(r.name) ORDER BY n.id LIMIT 1) n ON s.id IS NULL
+       JOIN inventory_items i ON i.id = coalesce(s.id, n.id)
+       LEFT JOIN supplier_items si ON si.tenant_id = ? AND si.supplier_id = ? AND si.item_id = i.id`,
+    [
+      rows.map((_, i) => i),
+      nullable(rows.map((r) => r.sku)),
+      rows.map((r) => r.name),
+      tenantId,
+      tenantId,
+      tenantId,
+      supplierId,
+    ],
+  );
+  return new Map(result.rows.map(({ idx, ...item }) => [idx, item]));
+}
+
+/** A text[] binding with NULLs (pg sends them as SQL NULL). */
+const nullable = (a: (string | null)[]): Knex.Value => a as Knex.Value;
+
+const same = (a: string | null, b: string | null): boolean =>
+  a === null ? b === null : b !== null && Number(a) === Number(b);
+
+/**
+ * Decides create/update/skip: invalid or duplicate -> skip; no match -> create; a match whose
+ * given fields and buy price are all equal -> skip (unchanged); else update. Blank cells keep
+ * the item's value.
+ */
+export function decide(row: ImportRow, duplicate: boolean, item: MatchingItem | undefined): DecidedRow {
+  if (!row.valid || duplicate) return { ...row, action: 'skip', matching_item: item ?? null };
+  if (!item) return { ...row, action: 'create', matching_item: null };
+  const changed =
+    row.name !== item.name ||
+    (row.sku !== null && row.sku !== item.sku) ||
+    (row.category !== null && row.category !== item.category) ||
+    (row.unit !== null && row.unit !== item.unit) ||
+    (row.notes !== null && row.notes !== item.notes) ||
+    (row.sell_price !== null && !same(row.sell_price, item.sell_price)) ||
+    (row.cost_price !== null && !same(row.cost_price, item.cost_price));
+  return { ...row, action: changed ? 'update' : 'skip', matching_item: item };
+}
+
+/** Counts by action. */
+export function countActions(rows: readonly { action: string; valid: boolean }[]) {
+  const counts = { total: rows.length, valid: 0, invalid: 0, create: 0, update: 0, skip: 0 };
+  for (const r of rows) {
+    counts[r.valid ? 'valid' : 'invalid'] += 1;
+    counts[r.action as 'create' | 'update' | 'skip'] += 1;
+  }
+  return counts;
+}
+
+/**
+ * Applies valid rows in one transaction: matches again, inserts new master items, updates changed
+ * ones (blank fields kept), upserts this supplier's buy price; adds no stock. Idempotent: a second
+ * run finds every row unchanged.
+ * @returns how many rows created, updated and skipped
+ */
+export async function applyRows(
+  knex: Knex,
+  tenantId: number,
+  supplierId: number,
+  rows: readonly ImportRow[],
+): Promise<{ created: number; updated: number; skipped: number }> {
+  return knex.transaction(async (trx) => {
+    const matches = await matchItems(trx, tenantId, supplierId, rows);
+    const seen = new Set<string>();
+    const decided = rows.map((r, i) => {
+      const key = r.sku ? `s:${r.sku.toLowerCase()}` : `n:${r.name.toLowerCase()}`;
+      const dup = seen.has(key);
+      seen.add(key);
+      return decide(r, dup, matches.get(i));
+    });
+    const creates = decided.filter((r) => r.action === 'create');
+    const updates = decided.filter((r) => r.action === 'update');
+    const col = (list: DecidedRow[], f: keyof ImportRow) => nullable(list.map((r) => r[f] as string | null));
+    const created = creates.length
+      ? (
+          await trx.raw<{ rows: { id: number; idx: number }[] }>(
+            `INSERT INTO inventory_items (tenant_id, name, sku, category, unit, notes, sell_price)
+             SELECT ?, name, sku, category, coalesce(unit, 'pcs'), notes, coalesce(sell_price, 0)
+               FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::numeric[])
+                    WITH ORDINALITY AS u(name, sku, category, unit, notes, sell_price, idx)
+              ORDER BY idx
+             RETURNING id`,
+            [
+              tenantId,
+              ...(['name', 'sku', 'category', 'unit', 'notes', 'sell_price'] as const).map((f) => col(creates, f)),
+            ],
+          )
+        ).rows
+      : [];
+    if (updates.length) {
+      await trx.raw(
+        `UPDATE inventory_items i SET name = u.name, sku = coalesce(u.sku, i.sku),
+                category = coalesce(u.category, i.category), unit = coalesce(u.unit, i.unit),
+                notes = coalesce(u.notes, i.notes), sell_price = coalesce(u.sell_price, i.sell_price), updated_at = now()
+           FROM unnest(?::int[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::numeric[])
+                AS u(id, name, sku, category, unit, notes, sell_price)
+          WHERE i.tenant_id = ? AND i.id = u.id`,
+        [
+          updates.map((r) => r.matching_item!.id),
+          ...(['name', 'sku', 'category', 'unit', 'notes', 'sell_price'] as const).map((f) => col(updates, f)),
+          tenantId,
+        ],
+      );
+    }
+    const priced = [
+      ...creates.map((r, i) => ({ id: created[i].id, cost: r.cost_price })),
+      ...updates.map((r) => ({ id: r.matching_item!.id, cost: r.cost_price })),
+    ].filter((p) => p.cost !== null);
+    if (priced.length) {
+      await trx.raw(
+        `INSERT INTO supplier_items (tenant_id, supplier_id, item_id, cost_price)
+         SELECT ?, ?, item_id, cost FROM unnest(?::int[], ?::numeric[]) AS u(item_id, cost)
+         ON CONFLICT (tenant_id, supplier_id, item_id)
+         DO UPDATE SET cost_price = excluded.cost_price, updated_at = now()`,
+        [tenantId, supplierId, priced.map((p) => p.id), nullable(priced.map((p) => p.cost))],
+      );
+    }
+    return {
+      created: creates.length,
+      updated: updates.length,
+      skipped: decided.length - creates.length - updates.length,
+    };
+  });
+}

@@ -1,0 +1,128 @@
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Knex } from 'knex';
+import type { Storage } from '../../lib/storage/index.js';
+import { systemClock, type Clock } from '../../lib/clock.js';
+import type { JobLike } from '../queues.js';
+import { parseFile } from './parse-file.js';
+import { applyRows, countActions, decide, matchItems } from './catalogue.js';
+import type { ImportKind, ImportRow } from './rows.js';
+import { kindOfFile } from './readers.js';
+
+/**
+ * The two jobs of the `supplier-import` queue (issue 16 item 6), as functions of their
+ * dependencies: the sandboxed child (workers/sandboxed/supplier-import.ts) calls them with its own
+ * knex and storage driver; tests call them with a fake Job. Both are idempotent: a finished run is
+ * not done again.
+ */
+
+/** Data of a `parse` job: ids only. */
+export interface ParseJobData {
+  tenantId: number;
+  supplierId: number;
+  previewId: number;
+}
+
+/** Data of an `apply` job: ids only (the rows wait in supplier_imports.items). */
+export interface ApplyJobData {
+  tenantId: number;
+  supplierId: number;
+  importId: number;
+}
+
+/** What the runs use. */
+export interface RunDeps {
+  knex: Knex;
+  /** Where the upload is stored (the `parse` job reads and then removes it). */
+  storage?: Storage;
+  /** finished_at (default systemClock). */
+  clock?: Clock;
+  /**
+   * Called once the upload is copied and its type known, before it is read (the sandboxed child
+   * loads the PDF reader there and starts its time limit).
+   */
+  beforeRead?: (kind: ImportKind) => Promise<void>;
+}
+
+/** Counts of a preview. */
+export type PreviewCounts = ReturnType<typeof countActions>;
+
+/**
+ * `parse`: reads the stored upload (copied to a temporary file), matches its rows in one query,
+ * decides create/update/skip, stores counts and rows on the preview and removes the upload.
+ * Progress: `{rows_read}` every 1,000 rows; job log lines at the start, after reading and at the end.
+ * @returns the counts (null when the preview is gone or was already finished)
+ * @throws ImportFileError (the file is refused; the worker's failure hook records the reason),
+ *   storage or database errors
+ */
+export async function runParse(job: JobLike<ParseJobData>, deps: RunDeps): Promise<PreviewCounts | null> {
+  const { knex, storage } = deps;
+  const { tenantId, supplierId, previewId } = job.data;
+  const preview = await knex('supplier_import_previews')
+    .where({ tenant_id: tenantId, id: previewId })
+    .first<{ status: string; file_key: string | null } | undefined>('status', 'file_key');
+  if (!preview || preview.status === 'completed' || preview.status === 'failed') return null;
+  if (!preview.file_key || !storage) throw new Error(`preview ${previewId} has no stored file`);
+  await knex('supplier_import_previews').where({ id: previewId }).update({ status: 'running' });
+  const dir = await mkdtemp(path.join(tmpdir(), 'supplier-import-'));
+  try {
+    const file = path.join(dir, 'upload');
+    const got = await storage.get(preview.file_key);
+    await pipeline(got.stream, createWriteStream(file));
+    await job.log(`reading ${got.size} bytes`);
+    await deps.beforeRead?.(await kindOfFile(file).catch(() => 'text' as const));
+    const parsed = await parseFile(file, (n) => void job.updateProgress({ rows_read: n }).catch(() => undefined));
+    await job.log(`read ${parsed.rows.length} rows; matching`);
+    const matches = await matchItems(knex, tenantId, supplierId, parsed.rows);
+    const rows = parsed.rows.map((r, i) => decide(r, parsed.duplicates.has(r.row), matches.get(i)));
+    const counts = countActions(rows);
+    await knex('supplier_import_previews')
+      .where({ id: previewId })
+      .update({
+        status: 'completed',
+        counts: JSON.stringify(counts),
+        rows: JSON.stringify(rows),
+        file_key: null,
+        finished_at: (deps.clock ?? systemClock).now(),
+      });
+    await storage.delete(preview.file_key).catch(() => undefined);
+    await job.updateProgress({ rows_read: rows.length, done: true });
+    await job.log(`done: ${counts.create} create, ${counts.update} update, ${counts.skip} skip`);
+    await job.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);
+    return counts;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `apply`: applies the stored rows in one set-based transaction (jobs/supplier-import/catalogue.ts
+ * applyRows) and stores the result on the import.
+ * @returns {created, updated, skipped} (the stored result when the import already finished; null when it is gone)
+ */
+export async function runApply(
+  job: JobLike<ApplyJobData>,
+  deps: RunDeps,
+): Promise<{ created: number; updated: number; skipped: number } | null> {
+  const { knex } = deps;
+  const { tenantId, supplierId, importId } = job.data;
+  const run = await knex('supplier_imports')
+    .where({ tenant_id: tenantId, id: importId })
+    .first<
+      | { status: string; items: ImportRow[]; result: { created: number; updated: number; skipped: number } | null }
+      | undefined
+    >('status', 'items', 'result');
+  if (!run || run.status === 'failed') return null;
+  if (run.status === 'completed') return run.result;
+  await knex('supplier_imports').where({ id: importId }).update({ status: 'running' });
+  await job.log(`applying ${run.items.length} rows`);
+  const result = await applyRows(knex, tenantId, supplierId, run.items);
+  await knex('supplier_imports')
+    .where({ id: importId })
+    .update({ status: 'completed', result: JSON.stringify(result), finished_at: (deps.clock ?? systemClock).now() });
+  await job.log(`done: ${result.created} created, ${result.updated} updated, ${result.skipped} skipped`);
+  return result;
+}

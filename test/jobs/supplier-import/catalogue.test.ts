@@ -1,0 +1,63 @@
+import { expect } from 'chai';
+import { applyRows, countActions, decide, matchItems } from '../../../jobs/supplier-import/catalogue.js';
+import { buildRow } from '../../../jobs/supplier-import/rows.js';
+import { env } from '../../helpers/env.js';
+import { makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
+
+const MAP = { name: 0, sku: 1, cost_price: 2, sell_price: 3 };
+const row = (n: number, ...cells: unknown[]) => buildRow(cells, MAP, n);
+
+describe('supplier import: matching and applying (issue 16 item 6)', () => {
+  let f: TenantFixture;
+  let supplierId: number;
+  before(async () => {
+    f = await makeTenant();
+    [{ id: supplierId }] = await env
+      .knex('suppliers')
+      .insert({ tenant_id: f.tenant.id, name: 'PT Serat' })
+      .returning('id');
+    await env.knex('inventory_items').insert([
+      { tenant_id: f.tenant.id, name: 'ONT ZTE F609', sku: 'ZTE-609', sell_price: 300000 },
+      { tenant_id: f.tenant.id, name: 'Kabel Drop', sku: null, sell_price: 2000 },
+    ]);
+  });
+
+  it('matches by sku case-insensitively, else by name, in one query', async () => {
+    const rows = [row(1, 'other name', 'zte-609'), row(2, 'KABEL DROP', ''), row(3, 'New', 'N-1')];
+    const m = await matchItems(env.knex, f.tenant.id, supplierId, rows);
+    expect([m.get(0)?.sku, m.get(1)?.name, m.get(2)]).to.deep.equal(['ZTE-609', 'Kabel Drop', undefined]);
+    const decided = rows.map((r, i) => decide(r, false, m.get(i)));
+    expect(decided.map((d) => d.action)).to.deep.equal(['update', 'update', 'create']);
+    expect(countActions(decided)).to.deep.equal({ total: 3, valid: 3, invalid: 0, create: 1, update: 2, skip: 0 });
+  });
+
+  it('applies once (creates, updates, buy prices, no stock) and a second time skips all', async () => {
+    const rows = [row(1, 'ONT ZTE F609', 'ZTE-609', '250000', '310000'), row(2, 'Splitter 1:8', 'SP-8', '45000', '')];
+    expect(await applyRows(env.knex, f.tenant.id, supplierId, rows)).to.deep.equal({
+      created: 1,
+      updated: 1,
+      skipped: 0,
+    });
+    const items = await env
+      .knex('inventory_items')
+      .where({ tenant_id: f.tenant.id })
+      .orderBy('id')
+      .select('name', 'sku', env.knex.raw('sell_price::text'));
+    expect(items).to.deep.equal([
+      { name: 'ONT ZTE F609', sku: 'ZTE-609', sell_price: '310000.00' },
+      { name: 'Kabel Drop', sku: null, sell_price: '2000.00' },
+      { name: 'Splitter 1:8', sku: 'SP-8', sell_price: '0.00' },
+    ]);
+    const prices = await env
+      .knex('supplier_items')
+      .where({ supplier_id: supplierId })
+      .orderBy('item_id')
+      .select(env.knex.raw('cost_price::text'));
+    expect(prices.map((p: { cost_price: string }) => p.cost_price)).to.deep.equal(['250000.00', '45000.00']);
+    expect(await applyRows(env.knex, f.tenant.id, supplierId, rows)).to.deep.equal({
+      created: 0,
+      updated: 0,
+      skipped: 2,
+    });
+  });
+});
