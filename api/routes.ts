@@ -19,6 +19,7 @@ import { emailRoutes } from './email/routes.js';
 import { communicationRoutes } from './communications/routes.js';
 import { wabotRoutes } from './wabot/routes.js';
 import { wabotInboundRoutes } from './wabot/inbound-routes.js';
+import { platformTenantRoutes } from './platform/tenants-routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -45,4 +46,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...communicationRoutes,
   ...wabotRoutes,
   ...wabotInboundRoutes,
+  ...platformTenantRoutes,
 ];

@@ -51,4 +51,5 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
     'The inbox and outbox of every channel: e-mail (email.manage, module email), WhatsApp and Messenger (wabot.manage, module wabot).',
   wabot:
     'The chat bot: its gateway configuration and accounts (secrets write-only), the inbound webhook URL (wabot.manage; module wabot).',
+  platform: 'Platform admins only (tenant users 403): tenants, tenant provisioning credentials, readiness and checks.',
 };
