@@ -65,7 +65,8 @@ export default defineConfig(
     // Configuration in one place (issue 6 item 6): lib/config.ts reads and validates every environment variable and
     // builds the environment of child processes (inheritedEnv); everything else gets a Config or a getter's value.
     // Tests may set and pass on variables for the processes they start.
-    ignores: ['lib/config.ts', 'test/**'],
+    // templates/: stand-alone programs copied into a build's work directory (the stub toolchain, the web step).
+    ignores: ['lib/config.ts', 'test/**', 'templates/**'],
     rules: {
       'no-restricted-properties': [
         'error',

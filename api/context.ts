@@ -36,6 +36,13 @@ export interface AppDeps {
     emailReplyWaitMs?: number;
     /** How long POST /api/auth/email-settings/test-incoming waits for its job, in ms (default 30 s; tests use less). */
     emailTestWaitMs?: number;
+    /** How long POST /api/wabot/test waits for its check or send, in ms (default 15000; issue 10 item 4). */
+    wabotTestWaitMs?: number;
+    /**
+     * The app builder (issue 12): the toolchain health looks at and the keystore source of the
+     * release-build check. Absent: stub toolchain, no release keystores.
+     */
+    apk?: import('./android-apk/routes.js').ApkApiOptions;
   };
 }
 

@@ -19,6 +19,8 @@ import { emailRoutes } from './email/routes.js';
 import { communicationRoutes } from './communications/routes.js';
 import { wabotRoutes } from './wabot/routes.js';
 import { wabotInboundRoutes } from './wabot/inbound-routes.js';
+import { androidApkKeystoreRoutes } from './android-apk-keystores/routes.js';
+import { androidApkRoutes } from './android-apk/routes.js';
 import { platformTenantRoutes } from './platform/tenants-routes.js';
 
 /**
@@ -46,5 +48,7 @@ export const webRoutes: AnyWebRoute[] = [
   ...communicationRoutes,
   ...wabotRoutes,
   ...wabotInboundRoutes,
+  ...androidApkKeystoreRoutes,
+  ...androidApkRoutes,
   ...platformTenantRoutes,
 ];

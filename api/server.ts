@@ -7,6 +7,8 @@ import { createKnex } from '../db/knex.js';
 import { createQueues } from '../jobs/queues.js';
 import { createStorage } from '../lib/storage/index.js';
 import { createApp } from './app.js';
+import { apkBuildOptionsFrom } from '../jobs/apk/options.js';
+import { defaultApkSigningSource } from '../jobs/apk/default-signing.js';
 import { handleWebClientErrors } from './middleware/errors.js';
 import { createLimitedServer } from './http/server-limits.js';
 import { serviceBounds } from './http/service-bounds.js';
@@ -43,6 +45,11 @@ export async function startWeb(
       secureCookies: config.publicBaseUrl.startsWith('https:'),
       loginIpLimit: config.abuse.loginIpLimit,
       appKey: config.appKey,
+      apk: {
+        toolchain: apkBuildOptionsFrom(config.apk, config.storage.driver === 'local' ? config.storage.root : undefined)
+          .toolchain,
+        signing: defaultApkSigningSource(knex, config.appKey),
+      },
     },
   });
   const server = createLimitedServer(app.callback(), bounds.http, {

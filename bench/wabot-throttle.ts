@@ -24,7 +24,7 @@ import { createKnex, migrateLatest } from '../db/knex.js';
 import { createTenant } from '../api/tenants/service.js';
 import { createQueues } from '../jobs/queues.js';
 import { enqueueChatMessage, QUEUE } from '../jobs/wabot-send.js';
-import { checkPace, readGrantLog } from '../jobs/wabot/limiter.js';
+import { checkPace, readGrantLog } from '../jobs/wabot/grant-log.js';
 import type { SendAccount } from '../jobs/wabot/send-config.js';
 import { gatewayAccount, memoryConfig, startFakeGateway } from './wabot/gateway.js';
 

@@ -30,6 +30,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   colorWanted,
   ConfigError,
+  DEV_LAUNCHER_VAR,
   DEV_SUPERVISOR_VAR,
   inheritedEnv,
   isDevSupervisor,
@@ -42,6 +43,7 @@ import { entryScript, parseProcfile, ProcessGroup, readProcfile, type ExitInfo }
 import { createKnex, migrateLatest } from '../db/knex.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../db/seeds/demo.js';
 import { seedDemoWabot } from '../db/seeds/demo-wabot.js';
+import { seedDemoApk } from '../db/seeds/demo-apk.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SELF = fileURLToPath(import.meta.url);
@@ -208,6 +210,7 @@ async function runSupervisor(): Promise<void> {
       APP_KEY: appKey.value,
       PUBLIC_BASE_URL: config.publicBaseUrl,
       MAIL_BASE_URL: config.mailBaseUrl,
+      [DEV_LAUNCHER_VAR]: '1', // issue 12: APK_TOOLCHAIN=auto may use the stub toolchain under npm start
       ...(wabotUrl ? { WABOT_DEMO_PORT: String(wabotPort) } : {}),
     };
     mailDemo = await startMailDemo(dataDir, env);
@@ -268,6 +271,10 @@ async function prepareDatabase(
     const seeded = await seedDemo(knex, { log });
     if (!seeded.seeded) log('database already has tenants: demo seed skipped');
     if (wabot) await seedDemoWabot(knex, wabot.appKey, { gatewayUrl: wabot.gatewayUrl, log });
+    // issue 12: demo-isp's portal app configuration (also on an existing .data)
+    const isp = await knex('tenants').where({ slug: 'demo-isp' }).first('id');
+    if (isp && (await seedDemoApk(knex, isp.id, { now: new Date() })) === 'seeded')
+      log('demo app builder: the portal app of demo-isp is configured');
     const present = new Set(
       (await knex('users')
         .whereIn(

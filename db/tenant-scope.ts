@@ -35,7 +35,10 @@ export type TenantTable =
   | 'inventory_items'
   | 'inventory_locations'
   | 'suppliers'
-  | 'supplier_items';
+  | 'supplier_items'
+  | 'apk_keystores'
+  | 'apk_app_configs'
+  | 'apk_builds';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -69,6 +72,9 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'inventory_locations',
   'suppliers',
   'supplier_items',
+  'apk_keystores',
+  'apk_app_configs',
+  'apk_builds',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

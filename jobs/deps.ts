@@ -7,6 +7,8 @@ import type { NetworkAdapter } from './adapters/network/types.js';
 import type { Storage } from '../lib/storage/index.js';
 import type { Redis } from 'ioredis';
 import type { ChatSendConfigSource } from './wabot/send-config.js';
+import type { ApkSigningSource } from './apk/signing.js';
+import type { ApkBuildOptions } from './apk/options.js';
 
 /**
  * What processors need from their process: the knex instance, the logger, the APP_KEY and the clock. BullMQ
@@ -69,6 +71,13 @@ export interface JobDeps {
    * tests use a short one for a server that accepts TCP and never answers.
    */
   mailTimeoutMs?: number;
+  /**
+   * apk-build (issue 12): where the build's signing key comes from (the keystore store of item 8;
+   * tests pass an in-memory source whose keystore keytool made).
+   */
+  apkSigning?: ApkSigningSource;
+  /** apk-build's settings: toolchain, time limit, kill delay, template and work directories (jobs/apk/options.ts). */
+  apkBuild?: ApkBuildOptions;
 }
 
 let current: JobDeps | null = null;

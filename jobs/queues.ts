@@ -28,6 +28,8 @@ export const QUEUE_NAMES = [
   'imap-sync',
   'email-send',
   'wabot-send',
+  'apk-retention',
+  'apk-build',
 ] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];

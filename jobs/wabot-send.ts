@@ -3,7 +3,9 @@ import type { JobLike } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
 import { SCAN_BATCH_SIZE, reportProgress } from './platform-scan.js';
 import { sendMessage, type SendJob, type WabotSendResult } from './wabot/send.js';
+import { checkAccounts, type WabotCheckData, type WabotCheckResult } from './wabot/check.js';
 import {
+  CHECK_JOB,
   QUEUE,
   QUEUED_STALE_MS,
   SWEEP_JOB,
@@ -14,7 +16,17 @@ import {
 } from './wabot/send-queue.js';
 
 export { enqueueChatMessage, type ChatMessageInput, type EnqueuedChatMessage } from './wabot/enqueue.js';
-export { QUEUE, SEND_JOB, SWEEP_JOB, scheduler, sendJobId, type WabotSendData } from './wabot/send-queue.js';
+export {
+  CHECK_JOB,
+  QUEUE,
+  SEND_JOB,
+  SWEEP_JOB,
+  addCheckJob,
+  scheduler,
+  sendJobId,
+  type WabotSendData,
+} from './wabot/send-queue.js';
+export type { AccountCheck, WabotCheckData, WabotCheckResult } from './wabot/check.js';
 export type { WabotSendResult } from './wabot/send.js';
 
 /**
@@ -22,6 +34,8 @@ export type { WabotSendResult } from './wabot/send.js';
  * - `wabot-send`: one message, job id `wabot-send-<message id>`, data {tenant_id, message_id}; added
  *   by enqueueChatMessage after the row's transaction commits; the send itself is
  *   jobs/wabot/send.ts (at most once, the per-account limiter, classify()).
+ * - `wabot-check`: a connection check of some accounts (POST /api/wabot/test without a message;
+ *   jobs/wabot/check.ts), data {tenant_id, account_ids}; no message is sent.
  * - `wabot-send-sweep`, every minute (the scheduler): `queued` outbound chat rows queued more than
  *   a minute ago and not waiting for a later slot (available_at) get their job again when it is
  *   missing (an add that failed after the commit, Redis lost it) or finished (failed: run again,
@@ -43,15 +57,18 @@ export interface WabotSweepResult {
 }
 
 /**
- * BullMQ processor of the queue: the sweep for the sweep job, else one message's send.
+ * BullMQ processor of the queue: the sweep for the sweep job, a connection check for the check
+ * job, else one message's send.
  * @throws see sendMessage; UnrecoverableError for a sweep in a worker without queue producers
  */
 export async function process(
   job: SendJob,
   token?: string,
   signal?: AbortSignal,
-): Promise<WabotSendResult | WabotSweepResult> {
+): Promise<WabotSendResult | WabotSweepResult | WabotCheckResult> {
   if (job.name === SWEEP_JOB) return sweep(job, signal);
+  // a job named wabot-check carries WabotCheckData (addCheckJob); checkAccounts re-checks its fields
+  if (job.name === CHECK_JOB) return checkAccounts(job as unknown as JobLike<WabotCheckData>, signal);
   return sendMessage(job, token, signal);
 }
 

@@ -72,6 +72,30 @@ export interface Config {
    * window and its delays (jobs/wabot/limiter.ts).
    */
   wabotTimeScale: number;
+  /** The Android app builder (issue 12; README "Mobile app builder"). */
+  apk: ApkConfig;
+}
+
+/** Settings of the Android app builder (issue 12 items 3, 6, 10). */
+export interface ApkConfig {
+  /**
+   * APK_TOOLCHAIN: `real` (Gradle with a JDK 17 and the Android SDK), `stub` (templates/android-stub,
+   * labelled in health, rows and file names) or `auto` (default: real when Java and the SDK are
+   * ready, the stub only under `npm start`).
+   */
+  toolchain: 'real' | 'stub' | 'auto';
+  /** APK_BUILD_CONCURRENCY: builds one worker process runs at once (default 1). */
+  concurrency: number;
+  /** APK_BUILD_TIMEOUT_MS: the time limit of one build, in ms (default 1200000 = 20 min). */
+  timeoutMs: number;
+  /** ANDROID_HOME (or ANDROID_SDK_ROOT): the Android SDK, if any. */
+  androidHome?: string;
+  /** JAVA_HOME: the JDK whose bin/ has java and keytool (else they are looked up on PATH). */
+  javaHome?: string;
+  /** True under `npm start` (bin/dev.ts sets ISP_DEV_LAUNCHER=1): `auto` may fall back to the stub. */
+  devLauncher: boolean;
+  /** APK_STUB_* variables (the stub toolchain's switches: fail, hang, ignore SIGTERM), passed to the stub only. */
+  stubEnv: Record<string, string>;
 }
 
 /**
@@ -251,8 +275,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     abuse: abuseLimits(env),
     wabotTimeScale: positiveNumber(env, 'WABOT_TIME_SCALE', 1),
+    apk: apkConfig(env),
   };
 }
+
+function apkConfig(env: NodeJS.ProcessEnv): ApkConfig {
+  const toolchain = (env.APK_TOOLCHAIN || 'auto').trim();
+  if (toolchain !== 'real' && toolchain !== 'stub' && toolchain !== 'auto')
+    throw new ConfigError(`APK_TOOLCHAIN must be real, stub or auto, got "${env.APK_TOOLCHAIN}"`);
+  return {
+    toolchain,
+    concurrency: positiveInt(env, 'APK_BUILD_CONCURRENCY', 1),
+    timeoutMs: positiveInt(env, 'APK_BUILD_TIMEOUT_MS', 20 * 60_000),
+    androidHome: env.ANDROID_HOME || env.ANDROID_SDK_ROOT || undefined,
+    javaHome: env.JAVA_HOME || undefined,
+    devLauncher: env[DEV_LAUNCHER_VAR] === '1',
+    stubEnv: Object.fromEntries(
+      Object.entries(env).filter((e): e is [string, string] => e[0].startsWith('APK_STUB_') && e[1] !== undefined),
+    ),
+  };
+}
+
+/** Set to 1 by bin/dev.ts in the environment of the processes it starts (`npm start`). */
+export const DEV_LAUNCHER_VAR = 'ISP_DEV_LAUNCHER';
 
 function abuseLimits(env: NodeJS.ProcessEnv): AbuseLimits {
   const requestMs = positiveInt(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000);

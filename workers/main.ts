@@ -22,6 +22,8 @@ import { createStorage, type Storage } from '../lib/storage/index.js';
 import type { ChatSendConfigSource } from '../jobs/wabot/send-config.js';
 import { loadChatSendConfig } from '../jobs/wabot/load-config.js';
 import { registry as defaultRegistry, type QueueRegistration } from './registry.js';
+import { defaultApkSigningSource } from '../jobs/apk/default-signing.js';
+import { apkBuildOptionsFrom } from '../jobs/apk/options.js';
 
 /**
  * The `worker` process (DESIGN.md §1, §3): a BullMQ Worker per queue picked by WORKER_QUEUES
@@ -72,6 +74,12 @@ export interface StartWorkersOptions {
   chatConfig?: ChatSendConfigSource;
   /** wabot-send's knobs for tests and the benchmark (JobDeps.chatSend). */
   chatSend?: import('../jobs/deps.js').JobDeps['chatSend'];
+  /** apk-build run in-process (tests): the keystore source (JobDeps.apkSigning). */
+  apkSigning?: import('../jobs/deps.js').JobDeps['apkSigning'];
+  /** apk-build run in-process (tests): its settings (JobDeps.apkBuild). */
+  apkBuild?: import('../jobs/deps.js').JobDeps['apkBuild'];
+  /** Per-queue concurrency replacing the registry's (APK_BUILD_CONCURRENCY for apk-build). */
+  concurrency?: Partial<Record<QueueName, number>>;
 }
 
 /**
@@ -156,6 +164,8 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
     redis: connection,
     chatConfig: opts.chatConfig ?? ((tenantId) => loadChatSendConfig(opts.knex, opts.appKey, tenantId)),
     chatSend: opts.chatSend,
+    apkSigning: opts.apkSigning,
+    apkBuild: opts.apkBuild,
   });
 
   const runnable = names.filter((n) => registry[n]);
@@ -173,16 +183,22 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
     const worker = new Worker(name, processor, {
       connection,
       prefix,
-      concurrency: reg.concurrency ?? 1,
+      concurrency: opts.concurrency?.[name] ?? reg.concurrency ?? 1,
       removeOnComplete: DEFAULT_JOB_OPTIONS.removeOnComplete as KeepJobs,
       removeOnFail: DEFAULT_JOB_OPTIONS.removeOnFail as KeepJobs,
       ...(opts.lockDurationMs ? { lockDuration: opts.lockDurationMs } : {}),
       ...(opts.stalledIntervalMs ? { stalledInterval: opts.stalledIntervalMs } : {}),
     });
     worker.on('error', (err) => logError(`worker:${name}`, { queue: name, err: err.message }, 'worker error'));
-    worker.on('failed', (job, err) =>
-      logger.warn({ queue: name, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'),
-    );
+    worker.on('failed', (job, err) => {
+      logger.warn({ queue: name, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed');
+      if (job && reg.onFailed)
+        reg
+          .onFailed(job, err)
+          .catch((e: Error) =>
+            logger.error({ queue: name, job_id: job.id, err: e.message }, 'the queue failure hook failed'),
+          );
+    });
     worker.on('completed', (job) =>
       logger.info({ queue: name, job_id: job.id, result: summary(job.returnvalue) }, 'job completed'),
     );
@@ -232,6 +248,8 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
           },
           graceMs - abortMarginMs(graceMs),
         );
+        // queues whose jobs cannot be resumed (a Gradle build) are stopped at once, not at the end of the grace
+        for (const [name, w] of workers) if (registry[name]?.abortOnShutdown) w.cancelAllJobs(SHUTDOWN_ABORT_REASON);
         let graceTimer: NodeJS.Timeout | undefined;
         const graceOver = new Promise<'grace over'>((resolve) => {
           graceTimer = setTimeout(() => resolve('grace over'), graceMs);
@@ -373,6 +391,9 @@ export async function startWorkerProcess(env?: NodeJS.ProcessEnv): Promise<Runni
     lockDurationMs: config.workerLockDurationMs,
     stalledIntervalMs: config.workerStalledIntervalMs,
     chatSend: { timeScale: config.wabotTimeScale },
+    apkSigning: defaultApkSigningSource(knex, config.appKey),
+    apkBuild: apkBuildOptionsFrom(config.apk, config.storage.driver === 'local' ? config.storage.root : undefined),
+    concurrency: { 'apk-build': config.apk.concurrency },
   });
   return {
     graceMs: config.shutdownGraceMs,

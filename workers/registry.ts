@@ -1,4 +1,5 @@
-import type { Processor } from 'bullmq';
+import type { Job, Processor } from 'bullmq';
+import { fileURLToPath } from 'node:url';
 import type { JobSchedulerDef, QueueName } from '../jobs/queues.js';
 import * as invoiceOverdue from '../jobs/invoice-overdue.js';
 import * as ticketSla from '../jobs/ticket-sla.js';
@@ -10,6 +11,9 @@ import * as customerNetwork from '../jobs/customer-network.js';
 import * as imapSync from '../jobs/imap-sync.js';
 import * as emailSend from '../jobs/email-send.js';
 import * as wabotSend from '../jobs/wabot-send.js';
+import * as apkRetention from '../jobs/apk-retention.js';
+import * as apkBuild from '../jobs/apk-build.js';
+import { jobDeps } from '../jobs/deps.js';
 
 /**
  * How the worker process runs one queue (DESIGN.md §1, §3).
@@ -23,6 +27,14 @@ export interface QueueRegistration {
   processor: Processor<any, any> | string | URL;
   concurrency?: number;
   scheduler?: JobSchedulerDef;
+  /**
+   * Stop this queue's running jobs as soon as the worker closes (their AbortSignal fires at once)
+   * instead of near the end of the grace period: for jobs that cannot resume (apk-build).
+   */
+  abortOnShutdown?: boolean;
+  /** Called after a job of the queue failed (any cause, including a crashed sandbox or too many stalls). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the job data type differs per queue
+  onFailed?: (job: Job<any>, err: Error) => Promise<void>;
 }
 
 /**
@@ -41,4 +53,13 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
   'imap-sync': { processor: imapSync.process, concurrency: 4, scheduler: imapSync.scheduler },
   'email-send': { processor: emailSend.process, concurrency: 4, scheduler: emailSend.scheduler },
   'wabot-send': { processor: wabotSend.process, concurrency: 10, scheduler: wabotSend.scheduler },
+  'apk-retention': { processor: apkRetention.process, concurrency: 1, scheduler: apkRetention.scheduler },
+  'apk-build': {
+    processor: fileURLToPath(new URL('./sandboxed/apk-build.ts', import.meta.url)),
+    concurrency: 1,
+    abortOnShutdown: true,
+    onFailed: async (job, err) => {
+      await apkBuild.failOrphanedBuild(jobDeps().knex, job.data ?? {}, err.message);
+    },
+  },
 };

@@ -59,7 +59,12 @@ export const communicationSummary: Schema = {
     snippet: str,
     has_attachments: { type: 'boolean' },
     reply_to_id: { type: ['integer', 'null'] },
+    resent_from_id: { type: ['integer', 'null'], description: 'Chat: the failed message this one resends.' },
     error_code: str,
+    available_at: {
+      ...time,
+      description: 'Chat, still queued: when its send may happen (the account limits); null when it may go now.',
+    },
     occurred_at: { type: 'string', format: 'date-time' },
     sent_at: time,
     deleted_at: time,

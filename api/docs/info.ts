@@ -51,5 +51,7 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
     'The inbox and outbox of every channel: e-mail (email.manage, module email), WhatsApp and Messenger (wabot.manage, module wabot).',
   wabot:
     'The chat bot: its gateway configuration and accounts (secrets write-only), the inbound webhook URL (wabot.manage; module wabot).',
+  'app-builder':
+    'The Android app builder: build configurations of the four app types, builder health, builds (apk-build queue), their logs and APK downloads (app_builder.manage; module app_builder).',
   platform: 'Platform admins only (tenant users 403): tenants, tenant provisioning credentials, readiness and checks.',
 };

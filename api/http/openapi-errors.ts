@@ -29,7 +29,7 @@ function forbiddenReasons(def: AnyWebRoute): string[] {
   if (def.access === 'write')
     reasons.push('a read-only integration token was used on a write (use a read_write token)');
   if (def.permission) reasons.push(`the user lacks the permission \`${def.permission}\``);
-  if (def.tenant) reasons.push('the user belongs to no tenant');
+  if (def.tenant === true) reasons.push('the user belongs to no tenant');
   const parts = reasons.length ? [`FORBIDDEN: ${reasons.join('; ')}.`] : [];
   if (def.module) parts.push(`\`module_disabled\`: the tenant switched the ${def.module} module off.`);
   if (isDemoBlocked(def.demoAction)) {
@@ -80,6 +80,10 @@ export function webCommonErrors(def: AnyWebRoute, hasPathParams: boolean): Recor
     out[422] = {
       description: 'VALIDATION_FAILED: invalid input; `errors` maps each field (dotted path) to its reasons.',
     };
+  }
+  if (def.tenant === 'validation') {
+    const tail = 'VALIDATION_FAILED with `errors.tenant`: the login belongs to no tenant.';
+    out[422] = { description: out[422] ? `${out[422].description} ${tail}` : tail };
   }
   if (def.rateLimited) {
     out[429] = {

@@ -17,8 +17,11 @@ export interface WebGuards {
   permission?: Permission;
   /** The tenant module the route belongs to (403 module_disabled when the tenant switched it off). */
   module?: ModuleName;
-  /** Login routes that act on the user's tenant (403 for users without one). */
-  tenant?: boolean;
+  /**
+   * Login routes that act on the user's tenant: 403 for users without one, or with 'validation'
+   * 422 VALIDATION_FAILED `errors.tenant` (the app builder, document 2).
+   */
+  tenant?: boolean | 'validation';
   /** The demo guard's action of this route (403 demo_guard_blocked on demo tenants). */
   demoAction?: DemoAction;
   /** Extra middleware run after validation and idempotency, before the handler. */
@@ -68,7 +71,12 @@ export function mountWebRoutes(router: Router, defs: readonly AnyWebRoute[], hoo
     body: hooks.body,
     before: (def) => [
       authenticate(def.auth, def.rateLimited ? hooks.rateLimit : undefined),
-      authorize({ access: def.access, permission: def.permission, module: def.module, tenant: def.tenant }),
+      authorize({
+        access: def.access,
+        permission: def.permission,
+        module: def.module,
+        tenant: def.tenant,
+      }),
       async (ctx, next) => {
         assertDemoAllowed(ctx.state.tenant, def.demoAction);
         return next();

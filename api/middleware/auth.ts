@@ -1,7 +1,7 @@
 import type { Next } from 'koa';
 import { bearer, parseToken, type TokenKind } from '../../lib/token.js';
 import { tokenMatches } from '../../lib/token.js';
-import { Forbidden, ModuleDisabled, Unauthenticated } from '../errors.js';
+import { Forbidden, ModuleDisabled, Unauthenticated, ValidationFailed } from '../errors.js';
 import type { ModuleName, Permission } from '../tenants/catalog.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { runStatement, statement } from '../../db/statement.js';
@@ -218,14 +218,15 @@ export function authenticate(kind: AuthKind, rateLimit?: TokenRateLimiter) {
  * - access 'write': integration token must be read_write (403 FORBIDDEN otherwise).
  * - module: the tenant must have the module switched on (403 module_disabled otherwise).
  * - permission: login user must hold it (403 FORBIDDEN naming the permission otherwise).
- * - tenant: login routes that need an active tenant (403 for users without one).
+ * - tenant: login routes that need an active tenant (403 for users without one; 422 `errors.tenant`
+ *   with 'validation').
  * @throws Forbidden, ModuleDisabled
  */
 export function authorize(opts: {
   access?: 'read' | 'write';
   permission?: Permission;
   module?: ModuleName;
-  tenant?: boolean;
+  tenant?: boolean | 'validation';
 }) {
   return async (ctx: AppContext, next: Next): Promise<void> => {
     const auth = ctx.state.auth;
@@ -233,7 +234,12 @@ export function authorize(opts: {
     if (opts.access === 'write' && auth.kind === 'integration' && auth.access !== 'read_write') {
       throw new Forbidden('This token is read-only; use a read_write token for writes.');
     }
-    if ((opts.tenant || opts.module) && !ctx.state.tenant) throw new Forbidden('This action needs a tenant user.');
+    if ((opts.tenant || opts.module) && !ctx.state.tenant) {
+      // issue 12: the app builder answers a login without a tenant with 422 errors.tenant (document 2)
+      if (opts.tenant === 'validation')
+        throw new ValidationFailed({ tenant: ['Choose a tenant: this login has none.'] });
+      throw new Forbidden('This action needs a tenant user.');
+    }
     if (opts.module && !ctx.state.tenant!.modules.includes(opts.module)) throw new ModuleDisabled(opts.module);
     if (opts.permission && auth.kind === 'login' && !auth.permissions.includes(opts.permission)) {
       throw new Forbidden(`Missing permission ${opts.permission}.`);

@@ -36,6 +36,11 @@ export const DEMO_BLOCKED_ACTIONS = [
   'paypoint.cash_payment',
   'finance.invoice_pay',
   'finance.money_request_pay',
+  // issue 12 item 8: release keystores serve only release builds, which demo tenants cannot run, and a
+  // visitor's real signing key never belongs on a shared tenant (docs/decisions.md)
+  'app_builder.keystore.upload',
+  'app_builder.keystore.generate',
+  'app_builder.keystore.delete',
 ] as const;
 
 /** One action the demo guard blocks. */

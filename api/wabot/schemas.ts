@@ -175,3 +175,85 @@ export const configRead: Schema = {
 
 /** `{data}` around the read shape. */
 export const configOne: Schema = { type: 'object', properties: { data: configRead } };
+
+/** POST /api/wabot/test body (document 2 "Chat-bot configuration", test request; issue 10 item 4): all optional. */
+export const testBody: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    phone: {
+      type: 'string',
+      maxLength: 200,
+      ...singleLine,
+      description:
+        'Recipient: a phone number (messenger: a conversation id; wablas with is_group: a group id). Absent or empty: wa_number.',
+    },
+    message: {
+      type: 'string',
+      maxLength: 500,
+      description: 'The text to send. Absent, empty or blank: a connection check of the account(s), nothing is sent.',
+    },
+    account_id: {
+      type: 'string',
+      maxLength: 80,
+      ...singleLine,
+      description:
+        'The account to test. Absent or empty: each enabled account (connection check) or the routing (send).',
+    },
+    is_group: { type: 'boolean', description: 'wablas only: phone holds a group id.' },
+  },
+};
+
+const accountCheck: Schema = {
+  type: 'object',
+  properties: {
+    account_id: { type: 'string' },
+    provider: { type: ['string', 'null'], enum: [...PROVIDERS, null] },
+    label: { type: 'string' },
+    enabled: { type: 'boolean' },
+    ok: { type: 'boolean' },
+    verified: {
+      type: 'boolean',
+      description: 'False when the provider documents no read-only call (ruangwa): the key was not verified.',
+    },
+    code: {
+      type: ['string', 'null'],
+      description:
+        'Null when ok; else unreachable, rate_limited, provider_error, timeout, check_failed, account_unavailable, or the adapters’ permanent codes (auth_failed, device_disconnected, invalid_config, ...).',
+    },
+    detail: { type: 'string' },
+  },
+};
+
+/** 200 of POST /api/wabot/test: a connection check (no message) or a send (message). */
+export const testResult: Schema = {
+  type: 'object',
+  required: ['ok', 'data'],
+  properties: {
+    ok: { type: 'boolean', description: 'Check: every account ok. Send: not failed (sent, pending or still queued).' },
+    data: {
+      oneOf: [
+        { type: 'array', items: accountCheck, description: 'Connection check: one entry per account.' },
+        {
+          type: 'object',
+          description: 'Send: the outbox row after at most 15 s.',
+          properties: {
+            communication_id: { type: 'integer' },
+            account_id: { type: ['string', 'null'] },
+            status: { type: 'string', enum: ['queued', 'pending', 'sent', 'delivered', 'read', 'failed'] },
+            message_id: { type: ['string', 'null'] },
+            error: {
+              type: ['object', 'null'],
+              properties: { code: { type: 'string' }, message: { type: ['string', 'null'] } },
+            },
+            available_at: {
+              type: ['string', 'null'],
+              format: 'date-time',
+              description: 'Still queued: when its slot comes (the account’s limits).',
+            },
+          },
+        },
+      ],
+    },
+  },
+};

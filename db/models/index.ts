@@ -23,3 +23,6 @@ export { CommunicationMessage, type CommunicationChannel, type CommunicationStat
 export { CommunicationAttachment } from './communication-attachment.js';
 export { WabotSetting } from './wabot-setting.js';
 export { WabotAccount } from './wabot-account.js';
+export { ApkKeystore, type ApkKeystoreKind } from './apk-keystore.js';
+export { ApkAppConfig } from './apk-app-config.js';
+export { ApkBuild, type ApkBuildStatus } from './apk-build.js';

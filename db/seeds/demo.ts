@@ -7,6 +7,7 @@ import { DEMO_CLERK, DEMO_CUSTOM_ROLE, seedDemoStaff } from './demo-users.js';
 import { ROLES } from '../../api/tenants/catalog.js';
 import { seedDemoBilling, typeSeededSubscriptions } from './demo-billing.js';
 import { seedDemoCustomerNetwork } from './demo-customer-network.js';
+import { seedDemoApk } from './demo-apk.js';
 
 /**
  * The demo platform of the embedded default (DESIGN.md §2, issue 2 §2): a platform admin, tenant
@@ -131,6 +132,7 @@ export async function seedDemo(knex: Knex, opts: SeedOptions = {}): Promise<Seed
     ispSummary.invoices = await seedDemoBilling(trx, isp.tenant.id, { now, userId: isp.admin.id });
     // issue 8 item 2: PPPoE customers on the first NAS, one of them suspended and isolated
     await seedDemoCustomerNetwork(trx, isp.tenant.id, { now, onNas: 4 });
+    await seedDemoApk(trx, isp.tenant.id, { now }); // issue 12: the portal app, buildable with the stub
 
     const sandbox = await createTenant(trx, {
       slug: 'demo-sandbox',
@@ -184,6 +186,7 @@ async function seedOneTenant(
     const summary = await seedTenantData(trx, tenant, { size, now: opts.now, technicianId: tech?.id ?? null });
     await typeSeededSubscriptions(trx, tenant.id); // issue 8 item 4: invoice types
     await seedDemoCustomerNetwork(trx, tenant.id, { now: opts.now, onNas: size === 'full' ? 4 : 2 }); // issue 8 item 2
+    await seedDemoApk(trx, tenant.id, { now: opts.now }); // issue 12
     await mark(trx, tenant.id, size, opts.now);
     return { seeded: true, tenants: [summary] };
   });

@@ -1,4 +1,5 @@
-import type { JobsOptions, Queue } from 'bullmq';
+import { randomUUID } from 'node:crypto';
+import type { Job, JobsOptions, Queue } from 'bullmq';
 import { addOrUnavailable, DEFAULT_JOB_OPTIONS, safeJobId, type JobSchedulerDef } from '../queues.js';
 
 /**
@@ -71,3 +72,29 @@ export const scheduler: JobSchedulerDef = {
     },
   },
 };
+
+/** Job name of a connection check (jobs/wabot/check.ts; POST /api/wabot/test without a message). */
+export const CHECK_JOB = 'wabot-check';
+
+/**
+ * Adds a connection check of some accounts of a tenant (one attempt: the request waits at most
+ * 15 s for it, a retry would answer nobody).
+ * @param queue the wabot-send producer queue
+ * @param data the tenant and account ids (never a secret)
+ * @param timeoutMs how long to wait for Redis, in ms
+ * @returns the added job (id `wabot-check-<uuid>`)
+ * @throws QueueUnavailableError when Redis does not take it in time
+ */
+export async function addCheckJob(
+  queue: Queue,
+  data: { tenant_id: number; account_ids: string[] },
+  timeoutMs?: number,
+): Promise<Job> {
+  return addOrUnavailable(
+    queue,
+    CHECK_JOB,
+    { tenant_id: data.tenant_id, account_ids: [...data.account_ids] },
+    { ...DEFAULT_JOB_OPTIONS, attempts: 1, jobId: safeJobId(CHECK_JOB, randomUUID()) },
+    timeoutMs,
+  );
+}

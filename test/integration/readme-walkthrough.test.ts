@@ -32,7 +32,13 @@ describe('README walk-throughs, run verbatim against the real processes', functi
     r.disconnect();
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    const vars = { DATABASE_URL: db.url, REDIS_URL: redisUrl, APP_KEY: appKey(), PORT: String(port) };
+    const vars = {
+      DATABASE_URL: db.url,
+      REDIS_URL: redisUrl,
+      APP_KEY: appKey(),
+      PORT: String(port),
+      APK_TOOLCHAIN: 'stub', // the mobile app builder's walk-through (issue 12)
+    };
     const web = startProcfile('web', vars);
     const worker = startProcfile('worker', vars);
     procs.push(web, worker);
@@ -43,7 +49,7 @@ describe('README walk-throughs, run verbatim against the real processes', functi
     await killAll(procs.splice(0));
   });
 
-  for (const heading of ['## Walk-through with curl', '## Admin API walk-through']) {
+  for (const heading of ['## Walk-through with curl', '## Admin API walk-through', '## Mobile app builder']) {
     it(`${heading.slice(3)}: the commands print what the README shows`, async () => {
       const { script, expected } = walkThrough(readme, heading);
       const res = await execa('bash', ['-c', script], {

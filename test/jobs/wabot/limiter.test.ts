@@ -2,13 +2,12 @@ import { expect } from 'chai';
 import { env } from '../../helpers/env.js';
 import {
   acquireSendSlot,
-  checkPace,
   completeSendSlot,
   peekSendSlot,
-  readGrantLog,
   wakeDelayMs,
   waitingStaleMs,
 } from '../../../jobs/wabot/limiter.js';
+import { checkPace, readGrantLog } from '../../../jobs/wabot/grant-log.js';
 import { loadConfig } from '../../../lib/config.js';
 import { limiterKeys } from '../../../jobs/wabot/keys.js';
 
@@ -89,13 +88,17 @@ describe('wabot limiter: one Lua script per account on Redis TIME', () => {
         }
       }),
     );
-    const times = (await readGrantLog(env.redis, t, 'c', PREFIX)).map((e) => e.atUs / 1000);
+    // relative to the first grant, so that µs survive the division (ms since the epoch lose them)
+    const log = await readGrantLog(env.redis, t, 'c', PREFIX);
+    const times = log.map((e) => (e.atUs - (log[0]?.atUs ?? 0)) / 1000);
     expect(times).to.have.length(granted);
     expect(granted).to.be.within(10, 20);
-    const pace = checkPace(times, { maxPerMinute: 10, windowMs: 2000, delayMs: 1000 / 30 });
+    // the script works in whole µs: the scaled delay is 33333 µs, not 33.3333... ms
+    const delayMs = Math.round(1e6 / 30) / 1000;
+    const pace = checkPace(times, { maxPerMinute: 10, windowMs: 2000, delayMs });
     expect(pace.violations).to.equal(0);
     expect(pace.worstWindow).to.be.at.most(10);
-    expect(pace.smallestGapMs).to.be.at.least(1000 / 30);
+    expect(pace.smallestGapMs).to.be.at.least(delayMs);
   });
 
   it('a send under way holds a delayed account until its answer; the delay counts from the answer', async () => {

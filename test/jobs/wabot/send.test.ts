@@ -7,7 +7,7 @@ import { createQueues, type Queues } from '../../../jobs/queues.js';
 import { enqueueChatMessage, process as wabotProcess, SEND_JOB, type WabotSendData } from '../../../jobs/wabot-send.js';
 import type { SendJob } from '../../../jobs/wabot/send.js';
 import type { ChatSendConfig } from '../../../jobs/wabot/send-config.js';
-import { readGrantLog } from '../../../jobs/wabot/limiter.js';
+import { readGrantLog } from '../../../jobs/wabot/grant-log.js';
 import { gatewayAccount, memoryConfig, startFakeGateway, type FakeGateway } from '../../../bench/wabot/gateway.js';
 
 const PREFIX = `wabot-send-${process.pid}`;

@@ -5,7 +5,7 @@ import { makeTenant } from '../../helpers/fixtures.js';
 import { waitFor } from '../../helpers/events.js';
 import { createQueues, type Queues } from '../../../jobs/queues.js';
 import { enqueueChatMessage } from '../../../jobs/wabot-send.js';
-import { checkPace, readGrantLog } from '../../../jobs/wabot/limiter.js';
+import { checkPace, readGrantLog } from '../../../jobs/wabot/grant-log.js';
 import type { ChatSendConfig } from '../../../jobs/wabot/send-config.js';
 import { gatewayAccount, memoryConfig, startFakeGateway, type FakeGateway } from '../../../bench/wabot/gateway.js';
 
