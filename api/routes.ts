@@ -22,6 +22,7 @@ import { wabotInboundRoutes } from './wabot/inbound-routes.js';
 import { androidApkKeystoreRoutes } from './android-apk-keystores/routes.js';
 import { androidApkRoutes } from './android-apk/routes.js';
 import { platformTenantRoutes } from './platform/tenants-routes.js';
+import { platformProvisioningRoutes } from './platform/provisioning-routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -51,4 +52,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...androidApkKeystoreRoutes,
   ...androidApkRoutes,
   ...platformTenantRoutes,
+  ...platformProvisioningRoutes,
 ];

@@ -3,18 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeTenant, PASSWORD, type TenantFixture } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
-import { createPlatformAdmin } from '../../../api/tenants/service.js';
+import { platformAdminToken } from './support.js';
 import { login } from '../../../api/auth/service.js';
 
 const uniq = () => randomBytes(4).toString('hex');
-
-/** Logs a new platform admin in. */
-export async function platformAdminToken(): Promise<{ id: number; token: string }> {
-  const email = `ops-${uniq()}@example.test`;
-  const u = await createPlatformAdmin(env.knex, { email, password: PASSWORD });
-  const { token } = await login(env.knex, { email, password: PASSWORD });
-  return { id: u.id, token };
-}
 
 /** Issue 13 items 1-2: platform access and tenants. */
 describe('/api/platform/tenants: platform admins create and update tenants', function () {
