@@ -23,6 +23,7 @@ import { androidApkKeystoreRoutes } from './android-apk-keystores/routes.js';
 import { androidApkRoutes } from './android-apk/routes.js';
 import { platformTenantRoutes } from './platform/tenants-routes.js';
 import { platformProvisioningRoutes } from './platform/provisioning-routes.js';
+import { platformCheckRoutes } from './platform/checks-route.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -53,4 +54,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...androidApkRoutes,
   ...platformTenantRoutes,
   ...platformProvisioningRoutes,
+  ...platformCheckRoutes,
 ];

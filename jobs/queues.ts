@@ -30,6 +30,7 @@ export const QUEUE_NAMES = [
   'wabot-send',
   'apk-retention',
   'apk-build',
+  'provisioning-check',
 ] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];

@@ -13,6 +13,7 @@ import * as emailSend from '../jobs/email-send.js';
 import * as wabotSend from '../jobs/wabot-send.js';
 import * as apkRetention from '../jobs/apk-retention.js';
 import * as apkBuild from '../jobs/apk-build.js';
+import * as provisioningCheck from '../jobs/provisioning-check.js';
 import { jobDeps } from '../jobs/deps.js';
 
 /**
@@ -62,4 +63,5 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
       await apkBuild.failOrphanedBuild(jobDeps().knex, job.data ?? {}, err.message);
     },
   },
+  'provisioning-check': { processor: provisioningCheck.process, concurrency: 2 },
 };

@@ -7,7 +7,8 @@ import { resolvePlatformTenant, type PlatformTenantRow } from './tenant-param.js
 
 /** Who acts (a platform admin) and from where, for platform_audit_log. */
 export interface PlatformActor {
-  userId: number;
+  /** null: the system (seed, CLI) */
+  userId: number | null;
   ip?: string | null;
 }
 

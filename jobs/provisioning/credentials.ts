@@ -56,7 +56,13 @@ export async function readProvisioningRows(knex: Knex) {
     enabled: false,
     backup_ready: false,
     backup_last_test: null,
-  }) as { enabled: boolean; backup_ready: boolean; backup_last_test: SectionRow['last_test'] };
+    updated_at: null,
+  }) as {
+    enabled: boolean;
+    backup_ready: boolean;
+    backup_last_test: SectionRow['last_test'];
+    updated_at: Date | null;
+  };
   const rows = (await knex('provisioning_credentials').select('*')) as SectionRow[];
   return { settings, sections: new Map(rows.map((r) => [r.section, r])) };
 }
@@ -76,6 +82,57 @@ export function lockOf(rows: Awaited<ReturnType<typeof readProvisioningRows>>): 
 }
 
 /**
+ * Opens the sealed secrets of rows read by readProvisioningRows into the contract's shape.
+ * @param appKey the 32-byte APP_KEY
+ * @throws Error when a sealed value does not open (wrong APP_KEY, tampered row)
+ */
+export function openCredentials(
+  rows: Awaited<ReturnType<typeof readProvisioningRows>>,
+  appKey: Buffer,
+): ProvisioningCredentials {
+  const get = (s: ProvisioningSection) => {
+    const r = rows.sections.get(s);
+    if (!r) return null;
+    const secret = r.secret_enc ? openSectionSecret(appKey, s, r.secret_enc) : '';
+    return { ...r.settings, [SECRET_FIELDS[s]]: secret } as Record<string, unknown>;
+  };
+  const cf = get('cloudflare');
+  const mp = get('mail_panel');
+  const db = get('tenant_db');
+  const st = get('storage');
+  return {
+    enabled: rows.settings.enabled,
+    backupReady: rows.settings.backup_ready,
+    cloudflare: cf
+      ? {
+          apiToken: String(cf.api_token),
+          zoneId: String(cf.zone_id),
+          ...(cf.base_url ? { baseUrl: String(cf.base_url) } : {}),
+        }
+      : null,
+    // the mail_panel section stores exactly MailPanelConfig's fields (validated on PUT) plus its password
+    mailPanel: mp ? (mp as unknown as MailPanelConfig) : null,
+    tenantDb: db
+      ? {
+          host: String(db.host),
+          port: Number(db.port),
+          adminUser: String(db.admin_user),
+          adminPassword: String(db.admin_password),
+        }
+      : null,
+    storage: st
+      ? {
+          endpoint: String(st.endpoint),
+          region: String(st.region),
+          bucket: String(st.bucket),
+          accessKey: String(st.access_key),
+          secretKey: String(st.secret_key),
+        }
+      : null,
+  };
+}
+
+/**
  * The ProvisioningCredentialSource of jobs/provisioning/contract.ts over the database: opens the
  * sealed secrets on each load (nothing cached; secrets never leave the returned object).
  * @param appKey the 32-byte APP_KEY
@@ -84,47 +141,7 @@ export function lockOf(rows: Awaited<ReturnType<typeof readProvisioningRows>>): 
 export function createProvisioningCredentialSource(knex: Knex, appKey: Buffer): ProvisioningCredentialSource {
   return {
     async load(): Promise<ProvisioningCredentials> {
-      const rows = await readProvisioningRows(knex);
-      const get = (s: ProvisioningSection) => {
-        const r = rows.sections.get(s);
-        if (!r) return null;
-        const secret = r.secret_enc ? openSectionSecret(appKey, s, r.secret_enc) : '';
-        return { ...r.settings, [SECRET_FIELDS[s]]: secret } as Record<string, unknown>;
-      };
-      const cf = get('cloudflare');
-      const mp = get('mail_panel');
-      const db = get('tenant_db');
-      const st = get('storage');
-      return {
-        enabled: rows.settings.enabled,
-        backupReady: rows.settings.backup_ready,
-        cloudflare: cf
-          ? {
-              apiToken: String(cf.api_token),
-              zoneId: String(cf.zone_id),
-              ...(cf.base_url ? { baseUrl: String(cf.base_url) } : {}),
-            }
-          : null,
-        // the mail_panel section stores exactly MailPanelConfig's fields (validated on PUT) plus its password
-        mailPanel: mp ? (mp as unknown as MailPanelConfig) : null,
-        tenantDb: db
-          ? {
-              host: String(db.host),
-              port: Number(db.port),
-              adminUser: String(db.admin_user),
-              adminPassword: String(db.admin_password),
-            }
-          : null,
-        storage: st
-          ? {
-              endpoint: String(st.endpoint),
-              region: String(st.region),
-              bucket: String(st.bucket),
-              accessKey: String(st.access_key),
-              secretKey: String(st.secret_key),
-            }
-          : null,
-      };
+      return openCredentials(await readProvisioningRows(knex), appKey);
     },
     async lock() {
       return lockOf(await readProvisioningRows(knex));
