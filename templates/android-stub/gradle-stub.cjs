@@ -10,6 +10,8 @@
 //   APK_STUB_HANG            1: stop printing after a few tasks and never finish
 //   APK_STUB_IGNORE_SIGTERM  1: the stub and its child ignore SIGTERM (only SIGKILL stops them)
 //   APK_STUB_ECHO_SECRET     1: print the signing passwords (tests check the builder redacts them)
+//   APK_STUB_HOLD_FILE       a path: while that file exists, the stub waits before each task (a test holds
+//                            one build in `running` for as long as it needs, whatever the machine's load)
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -27,6 +29,7 @@ const delay = Number(process.env.APK_STUB_TASK_DELAY_MS || 120);
 const failAt = process.env.APK_STUB_FAIL_AT || '';
 const hang = process.env.APK_STUB_HANG === '1';
 const ignoreTerm = process.env.APK_STUB_IGNORE_SIGTERM === '1';
+const holdFile = process.env.APK_STUB_HOLD_FILE || '';
 
 if (ignoreTerm) process.on('SIGTERM', () => console.log('stub gradlew: SIGTERM ignored'));
 
@@ -141,6 +144,7 @@ async function main() {
       console.log('stub: hanging (APK_STUB_HANG=1)');
       await new Promise(() => setInterval(() => {}, 1000));
     }
+    while (holdFile && fs.existsSync(holdFile)) await sleep(50);
     console.log(`> Task :app:${t}${i < 2 ? ' UP-TO-DATE' : ''}`);
     if (failAt && t.toLowerCase().includes(failAt.toLowerCase())) {
       console.log(`> Task :app:${t} FAILED`);

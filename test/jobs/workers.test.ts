@@ -231,7 +231,9 @@ describe('workers/main.ts startWorkers on real Redis', () => {
       prefix,
       logger: captureLogger().logger,
       queues: ['ticket-sla'],
-      shutdownGraceMs: 50,
+      // the job is signalled at 4 s (the grace minus its fifth, at most 5 s); the worker then has 1 s to
+      // close before the grace is over, room enough on a loaded machine (50 ms was not)
+      shutdownGraceMs: 5000,
       registry: {
         'ticket-sla': {
           processor: (_job, _token, signal) =>

@@ -1,5 +1,8 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
@@ -26,6 +29,8 @@ describe('/api/android-apk builds (real worker, stub toolchain)', function () {
   let app: TestApp;
   let worker: WorkerHandle;
   let signing: FakeSigning;
+  // while this file exists, the stub waits before each task: the cancel test holds its build running
+  const holdFile = path.join(os.tmpdir(), `apk-hold-${process.pid}-${Date.now()}`);
 
   before(async () => {
     signing = fakeSigning();
@@ -38,7 +43,11 @@ describe('/api/android-apk builds (real worker, stub toolchain)', function () {
       storage: app.storage,
       logger: createLogger('silent'),
       apkSigning: signing,
-      apkBuild: { toolchain: { mode: 'stub' }, forceKillAfterMs: 1000, stubEnv: { APK_STUB_TASK_DELAY_MS: '60' } },
+      apkBuild: {
+        toolchain: { mode: 'stub' },
+        forceKillAfterMs: 1000,
+        stubEnv: { APK_STUB_TASK_DELAY_MS: '60', APK_STUB_HOLD_FILE: holdFile },
+      },
       registry: {
         'apk-build': {
           processor: apkBuild.process,
@@ -168,14 +177,21 @@ describe('/api/android-apk builds (real worker, stub toolchain)', function () {
   it('cancel a running build: 202, it ends cancelled within seconds; a finished build: 422 INVALID_TRANSITION', async () => {
     const f = await makeTenant();
     await configure(f);
-    const res = await start(f);
-    const id = res.body.data.id;
-    await until('the build to run', async () => (await show(f, id)).status === 'running');
-    const cancel = await app.request('POST', `/api/android-apk/builds/${id}/cancel`, { token: f.adminToken });
-    expect(cancel.status, cancel.text).to.equal(202);
-    expect(cancel.body.data.cancel_requested_at).to.be.a('string');
-    const b = await finished(f, id);
-    expect(b.status).to.equal('cancelled');
+    await fs.writeFile(holdFile, 'hold');
+    let id = 0;
+    let status: string | undefined;
+    try {
+      const res = await start(f);
+      id = res.body.data.id;
+      await until('the build to run', async () => (await show(f, id)).status === 'running');
+      const cancel = await app.request('POST', `/api/android-apk/builds/${id}/cancel`, { token: f.adminToken });
+      expect(cancel.status, cancel.text).to.equal(202);
+      expect(cancel.body.data.cancel_requested_at).to.be.a('string');
+      status = (await finished(f, id)).status;
+    } finally {
+      await fs.rm(holdFile, { force: true });
+    }
+    expect(status).to.equal('cancelled');
     const again = await app.request('POST', `/api/android-apk/builds/${id}/cancel`, { token: f.adminToken });
     expect(again.status).to.equal(422);
     expect(again.body.code).to.equal('INVALID_TRANSITION');

@@ -20,7 +20,13 @@ describe('wabot auto-reply (subscriber of inbound_chat_message)', function () {
   let app: TestApp;
   let queues: Queues;
   let release: () => void;
-  const clock = new ManualClock('2026-12-03T03:00:00Z');
+  const clock = new ManualClock(); // starts at today's now: the invoices' due dates are days around it
+  /** The calendar date (UTC) `offset` days from the clock's now, `YYYY-MM-DD`. */
+  const day = (offset: number) => new Date(clock.now().getTime() + offset * 86_400_000).toISOString().slice(0, 10);
+  const dueOverdue = day(-13);
+  const dueUnpaid = day(17);
+  /** `YYYY-MM-DD` as the reply writes it, `DD-MM-YYYY`. */
+  const dmy = (iso: string) => iso.split('-').reverse().join('-');
 
   before(async () => {
     app = await startTestApp({ publicBaseUrl: 'https://isp.example.test' });
@@ -60,9 +66,9 @@ describe('wabot auto-reply (subscriber of inbound_chat_message)', function () {
     });
     const invoice = (n: string, amount: number, status: string, due: string) =>
       f.scope.insert('invoices', { invoice_number: n, customer_id: customer.id, amount, status, due_date: due });
-    await invoice('INV-000002', 175000.5, 'overdue', '2026-11-20');
-    await invoice('INV-000003', 150000, 'unpaid', '2026-12-20');
-    await invoice('INV-000001', 150000, 'paid', '2026-10-20');
+    await invoice('INV-000002', 175000.5, 'overdue', dueOverdue);
+    await invoice('INV-000003', 150000, 'unpaid', dueUnpaid);
+    await invoice('INV-000001', 150000, 'paid', day(-44));
     const ticket = (n: string, status: string) =>
       f.scope.insert('tickets', { ticket_number: n, customer_id: customer.id, type: 'Internet mati', status });
     await ticket('TCK-000001', 'open');
@@ -101,8 +107,8 @@ describe('wabot auto-reply (subscriber of inbound_chat_message)', function () {
     expect(r.body_text).to.equal(
       [
         'Halo Budi, tagihan yang belum dibayar:',
-        '1. INV-000002 – Rp 175.000,50 – jatuh tempo 20-11-2026',
-        '2. INV-000003 – Rp 150.000 – jatuh tempo 20-12-2026',
+        `1. INV-000002 – Rp 175.000,50 – jatuh tempo ${dmy(dueOverdue)}`,
+        `2. INV-000003 – Rp 150.000 – jatuh tempo ${dmy(dueUnpaid)}`,
       ].join('\n'),
     );
     const delivery = await env.knex('event_deliveries').where({ subscriber: AUTO_REPLY_SUBSCRIBER });

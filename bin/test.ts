@@ -1,0 +1,256 @@
+/**
+ * `npm test`'s mocha step: the test files split into shards, each shard one mocha process with its
+ * own PostgreSQL, Redis and Dovecot (test/helpers/setup.ts starts them per process), run at the same
+ * time. Most of the suite waits on real processes (web, workers, Dovecot, PostgreSQL), so two shards
+ * on two cores take well under the time of one.
+ *
+ * Usage: `tsx bin/test.ts [--checks] [--shards N] [--record] [file or folder ...]` (default: every
+ * test/**\/*.test.ts). N: `--shards`, else TEST_SHARDS, else 2 (1 when the machine has one core).
+ * - `--checks` (what `npm test` passes): the static checks (tsc, eslint, prettier --check,
+ *   dependency-cruiser; CHECKS below) run one after another in a process of their own while the
+ *   shards run; their output is printed when they end, and a failed check fails the run.
+ * - Files are dealt to shards by their last recorded wall time (test/durations.json; `--record`
+ *   rewrites it from this run), longest first, each to the least loaded shard. A file without a
+ *   record counts as the median.
+ * - test/zz-no-secrets.test.ts runs last in every shard: it checks that shard's own database, Redis
+ *   and output (it asserts it is the last suite of its process).
+ * - Each shard's spec output is printed whole when the shard ends (shards never interleave); a line
+ *   every 60 s says the run is alive. On SIGINT/SIGTERM the shards are stopped and what they printed
+ *   so far is shown.
+ * Exit code: 0 when every shard passed, else 1.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { inheritedEnv } from '../lib/config.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const DURATIONS = path.join(ROOT, 'test', 'durations.json');
+const LAST = 'test/zz-no-secrets.test.ts';
+/** The static checks of `--checks`, in order; the first that fails stops the rest. */
+const CHECKS = 'tsc --noEmit -p . && npm run -s lint && npm run -s format:check && npm run -s deps:check';
+
+/** Every `*.test.ts` under `dir` (relative to the repository root, `/` separators), sorted. */
+export function listTestFiles(dir: string): string[] {
+  const abs = path.resolve(ROOT, dir);
+  if (fs.statSync(abs).isFile()) return [path.relative(ROOT, abs).split(path.sep).join('/')];
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(abs, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.test.ts')) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    if (full.split(path.sep).includes('node_modules')) continue;
+    out.push(path.relative(ROOT, full).split(path.sep).join('/'));
+  }
+  return out.sort();
+}
+
+/**
+ * Deals `files` to `n` shards, longest first, each to the shard with the least total so far
+ * (LPT scheduling). `seconds` holds recorded wall times; a file without one counts as the median.
+ * Each shard keeps the files in name order (the order mocha would use).
+ * @returns n arrays of file names (some may be empty when there are fewer files than shards)
+ */
+export function dealShards(files: string[], n: number, seconds: Record<string, number>): string[][] {
+  const known = files.map((f) => seconds[f]).filter((s): s is number => typeof s === 'number');
+  known.sort((a, b) => a - b);
+  const median = known.length ? known[Math.floor(known.length / 2)]! : 1;
+  const weight = (f: string) => seconds[f] ?? median;
+  const shards = Array.from({ length: n }, () => ({ total: 0, files: [] as string[] }));
+  for (const f of [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
+    const target = shards.reduce((min, s) => (s.total < min.total ? s : min));
+    target.files.push(f);
+    target.total += weight(f);
+  }
+  return shards.map((s) => s.files.sort());
+}
+
+interface Shard {
+  index: number;
+  files: string[];
+  child?: ChildProcess;
+  output: string;
+  timings: string;
+  code?: number | null;
+  passing?: number;
+  failing?: number;
+}
+
+function parseArgs(argv: string[]) {
+  let shards = Number(inheritedEnv().TEST_SHARDS) || (os.availableParallelism() > 1 ? 2 : 1);
+  let record = false;
+  let checks = false;
+  const targets: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--shards') shards = Number(argv[++i]);
+    else if (a === '--record') record = true;
+    else if (a === '--checks') checks = true;
+    else targets.push(a);
+  }
+  if (!Number.isInteger(shards) || shards < 1) throw new Error('--shards: a whole number >= 1');
+  return { shards, record, checks, targets: targets.length ? targets : ['test'] };
+}
+
+function readDurations(): Record<string, number> {
+  try {
+    return JSON.parse(fs.readFileSync(DURATIONS, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+function runShard(shard: Shard): Promise<void> {
+  const mocha = path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
+  const reporter = path.join(ROOT, 'test', 'helpers', 'timing-reporter.cjs');
+  const child = spawn(process.execPath, [mocha, '--reporter', reporter, ...shard.files], {
+    cwd: ROOT,
+    env: { ...inheritedEnv(), TEST_SHARD: String(shard.index), TEST_TIMINGS_OUT: shard.timings },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group, so a stop reaches everything it started
+  });
+  shard.child = child;
+  child.stdout!.on('data', (b: Buffer) => (shard.output += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (shard.output += b.toString()));
+  return endOf(child).then((code) => {
+    shard.code = code;
+    shard.passing = Number(/(\d+) passing/.exec(shard.output)?.[1] ?? 0);
+    shard.failing = Number(/(\d+) failing/.exec(shard.output)?.[1] ?? 0);
+  });
+}
+
+/**
+ * Resolves with the exit code of `child` (started `detached`, so it leads a process group) once it
+ * exited and its output pipes are drained. Whatever it left running in its group (a stray sandbox
+ * child that would hold the pipes open and hang the run) is killed with SIGKILL; after 5 s the
+ * pipes are given up on.
+ */
+function endOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    let code: number | null = null;
+    const closed = new Promise<void>((r) => child.on('close', () => r()));
+    child.on('exit', (c, signal) => {
+      code = c ?? (signal ? 128 : null);
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* the group is already empty */
+      }
+      void Promise.race([closed, new Promise((r) => setTimeout(r, 5000).unref())]).then(() => resolve(code));
+    });
+  });
+}
+
+/** Runs the static checks (CHECKS) in a shell of their own; resolves with their exit code and output. */
+function runChecks(): { child: ChildProcess; done: Promise<{ code: number | null; output: string }> } {
+  const child = spawn(CHECKS, { cwd: ROOT, shell: true, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  child.stdout!.on('data', (b: Buffer) => (output += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (output += b.toString()));
+  return { child, done: endOf(child).then((code) => ({ code, output })) };
+}
+
+function printShard(shard: Shard, label = 'output') {
+  process.stdout.write(`\n===== shard ${shard.index + 1}: ${label} (${shard.files.length} files) =====\n`);
+  process.stdout.write(shard.output.endsWith('\n') ? shard.output : `${shard.output}\n`);
+}
+
+async function main() {
+  const { shards: n, record, checks, targets } = parseArgs(process.argv.slice(2));
+  const all = [...new Set(targets.flatMap(listTestFiles))];
+  const withLast = all.includes(LAST);
+  const files = all.filter((f) => f !== LAST);
+  const durations = readDurations();
+  const dealt = dealShards(files, Math.min(n, Math.max(1, files.length)), durations);
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'isp-test-run-'));
+  const shards: Shard[] = dealt.map((f, index) => ({
+    index,
+    files: withLast ? [...f, LAST] : f,
+    output: '',
+    timings: path.join(tmp, `timings-${index}.json`),
+  }));
+  const t0 = Date.now();
+  console.log(
+    `${all.length} test files in ${shards.length} shard(s), run at the same time: ` +
+      shards.map((s) => `${s.files.length} files`).join(', '),
+  );
+
+  const check = checks ? runChecks() : null;
+  const checked = check?.done.then((r) => {
+    process.stdout.write(`\n===== static checks (${CHECKS}) =====\n${r.output}`);
+    console.log(`static checks ended after ${Math.round((Date.now() - t0) / 1000)} s (exit ${r.code})`);
+    return r.code;
+  });
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    for (const s of [...shards, ...(check ? [{ child: check.child }] : [])]) {
+      if (s.child && s.child.exitCode === null && s.child.pid) {
+        try {
+          process.kill(-s.child.pid, 'SIGTERM');
+        } catch {
+          /* already gone */
+        }
+      }
+    }
+    for (const s of shards) printShard(s, `stopped by ${signal}, printed so far`);
+    process.exit(1);
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  const alive = setInterval(() => {
+    const done = shards.map((s) => (s.output.match(/✔|✓/g) ?? []).length);
+    console.log(`... ${Math.round((Date.now() - t0) / 1000)} s, tests passed so far per shard: ${done.join(', ')}`);
+  }, 60_000);
+
+  await Promise.all(
+    shards.map((s) =>
+      runShard(s).then(() => {
+        printShard(s);
+        console.log(`shard ${s.index + 1} ended after ${Math.round((Date.now() - t0) / 1000)} s (exit ${s.code})`);
+      }),
+    ),
+  );
+  const checksCode = await checked;
+  clearInterval(alive);
+
+  const seconds: Record<string, number> = {};
+  for (const s of shards) {
+    try {
+      Object.assign(seconds, JSON.parse(fs.readFileSync(s.timings, 'utf8')));
+    } catch {
+      /* the shard died before its end */
+    }
+  }
+  fs.rmSync(tmp, { recursive: true, force: true });
+  const slowest = Object.entries(seconds)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8);
+  if (slowest.length) console.log(`\nslowest files: ${slowest.map(([f, s]) => `${f} ${s} s`).join(', ')}`);
+  if (record) {
+    const merged = { ...durations, ...seconds };
+    const kept = Object.fromEntries(Object.entries(merged).filter(([f]) => fs.existsSync(path.join(ROOT, f))));
+    const sorted = Object.fromEntries(
+      Object.keys(kept)
+        .sort()
+        .map((f) => [f, kept[f]]),
+    );
+    fs.writeFileSync(DURATIONS, `${JSON.stringify(sorted, null, 2)}\n`);
+    console.log(`recorded ${Object.keys(seconds).length} file times in test/durations.json`);
+  }
+  const ok = shards.every((s) => s.code === 0) && (checksCode === undefined || checksCode === 0);
+  const passing = shards.reduce((a, s) => a + (s.passing ?? 0), 0);
+  const failing = shards.reduce((a, s) => a + (s.failing ?? 0), 0);
+  console.log(
+    `\n${ok ? 'PASS' : 'FAIL'}: ${passing} passing, ${failing} failing, ${shards.length} shard(s), ` +
+      `${Math.round((Date.now() - t0) / 1000)} s` +
+      (ok
+        ? ''
+        : `; failed shard(s): ${shards.filter((s) => s.code !== 0).map((s) => `${s.index + 1} (exit ${s.code})`)}`),
+  );
+  process.exit(ok ? 0 : 1);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
