@@ -43,7 +43,7 @@ export interface AppDeps {
      * release-build check. Absent: stub toolchain, no release keystores.
      */
     apk?: import('./android-apk/routes.js').ApkApiOptions;
-    /** How long POST /api/platform/provisioning/credentials/test/{provider} waits, in ms (default 20000; issue 13 item 5). */
+    /** How long POST .../provisioning/credentials/test/{provider} waits, in ms (default 20000; issue 13 item 5). */
     provisioningCheckWaitMs?: number;
   };
 }

@@ -53,9 +53,9 @@ export interface Config {
   wabotDemo: boolean;
   /** Loopback port of the fake wablas gateway (WABOT_DEMO_PORT, default 3002). */
   wabotDemoPort: number;
-  /** Start the provisioning fakes (Cloudflare, cPanel) under `npm start` (PROVISIONING_DEMO=off disables them; issue 13 item 10). */
+  /** Start the provisioning fakes (Cloudflare, cPanel) under `npm start` (PROVISIONING_DEMO=off: not; issue 13). */
   provisioningDemo: boolean;
-  /** Loopback port of the fake Cloudflare API; the fake cPanel takes the next one (PROVISIONING_DEMO_PORT, default 3003). */
+  /** Port of the fake Cloudflare API; the fake cPanel takes the next one (PROVISIONING_DEMO_PORT, default 3003). */
   provisioningDemoPort: number;
   /** PEM file of an extra CA the mailbox client trusts for IMAP/SMTP TLS (MAIL_TLS_CA_FILE), if any. */
   mailTlsCaFile?: string;
