@@ -28,6 +28,9 @@ import { inventoryRequestRoutes } from './inventory/requests/routes.js';
 import { androidApkKeystoreRoutes } from './android-apk-keystores/routes.js';
 import { androidApkRoutes } from './android-apk/routes.js';
 import { supplierImportRoutes } from './supplier-import/routes.js';
+import { platformTenantRoutes } from './platform/tenants-routes.js';
+import { platformProvisioningRoutes } from './platform/provisioning-routes.js';
+import { platformCheckRoutes } from './platform/checks-route.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -63,4 +66,7 @@ export const webRoutes: AnyWebRoute[] = [
   ...androidApkKeystoreRoutes,
   ...androidApkRoutes,
   ...supplierImportRoutes,
+  ...platformTenantRoutes,
+  ...platformProvisioningRoutes,
+  ...platformCheckRoutes,
 ];

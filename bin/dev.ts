@@ -22,6 +22,9 @@
  * process `wabot` on WABOT_DEMO_PORT (default 3002), demo-isp's chat bot is configured to send
  * through it (db/seeds/demo-wabot.ts, once per database, also on an existing .data), and the banner
  * names its page.
+ * Issue 13 item 10: unless PROVISIONING_DEMO is off, the fake Cloudflare and cPanel
+ * (bin/dev-provisioning.ts) run as the process `provisioning` on PROVISIONING_DEMO_PORT and the
+ * next port (default 3003, 3004); db/seeds/demo-provisioning.ts saves untested credentials for them.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -44,6 +47,8 @@ import { createKnex, migrateLatest } from '../db/knex.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../db/seeds/demo.js';
 import { seedDemoWabot } from '../db/seeds/demo-wabot.js';
 import { ensureDemoInventory } from '../db/seeds/demo-inventory.js';
+import { seedDemoProvisioning } from '../db/seeds/demo-provisioning.js';
+import { demoProvisioningTarget, provisioningBanner } from './dev-provisioning.js';
 import { seedDemoApk } from '../db/seeds/demo-apk.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -175,6 +180,14 @@ async function runSupervisor(): Promise<void> {
       runnable.push(...parseProcfile('wabot: node --import tsx bin/dev-wabot.ts'));
     }
     const wabotUrl = runnable.some((e) => e.name === 'wabot') ? `http://127.0.0.1:${wabotPort}` : null;
+    // issue 13 item 10: the provisioning fakes (Cloudflare on the port, cPanel on the next), dev-only
+    const provPort = config.provisioningDemo ? config.provisioningDemoPort : null;
+    if (provPort !== null) {
+      for (const p of [provPort, provPort + 1])
+        if (await portOpen(p))
+          throw new ConfigError(`port ${p} is in use: set PROVISIONING_DEMO_PORT or PROVISIONING_DEMO=off`);
+      runnable.push(...parseProcfile('provisioning: node --import tsx bin/dev-provisioning.ts'));
+    }
     const hasMail = runnable.some((e) => e.name === 'mail');
     if (runnable.some((e) => e.name === 'web') && (await portOpen(config.port)))
       throw new ConfigError(`PORT ${config.port} is already in use: stop what uses it or set PORT`);
@@ -200,6 +213,7 @@ async function runSupervisor(): Promise<void> {
     const logins = await prepareDatabase(
       db.url,
       wabotUrl ? { appKey: parseAppKey(appKey.value), gatewayUrl: wabotUrl } : null,
+      provPort === null ? null : { appKey: parseAppKey(appKey.value), port: provPort },
     );
     if (await stopIfAsked()) return;
 
@@ -232,6 +246,7 @@ async function runSupervisor(): Promise<void> {
       await waitForHttp(`http://127.0.0.1:${config.port}/api/external/v1/health`, () => currentPhase() !== 'running');
     if (hasMail) await waitForPort(config.mailPort, () => currentPhase() !== 'running');
     if (wabotUrl) await waitForPort(wabotPort!, () => currentPhase() !== 'running');
+    if (provPort !== null) await waitForPort(provPort + 1, () => currentPhase() !== 'running');
     if (currentPhase() !== 'running') return;
     printBanner({
       config,
@@ -244,6 +259,7 @@ async function runSupervisor(): Promise<void> {
               `Fake WhatsApp      ${wabotUrl}/   (FAKE wablas gateway: delivers nothing; demo-isp's chat bot sends here)`,
             ]
           : []),
+        ...(provPort === null ? [] : provisioningBanner(provPort)),
       ],
       dataDir,
       db,
@@ -264,6 +280,7 @@ async function runSupervisor(): Promise<void> {
 async function prepareDatabase(
   url: string,
   wabot: { appKey: Buffer; gatewayUrl: string } | null,
+  prov: { appKey: Buffer; port: number } | null = null,
 ): Promise<(typeof DEMO_LOGINS)[number][]> {
   const knex = createKnex(url, { min: 0, max: 2 });
   try {
@@ -273,6 +290,10 @@ async function prepareDatabase(
     if (!seeded.seeded) log('database already has tenants: demo seed skipped');
     await ensureDemoInventory(knex, log); // issue 16: an existing .data gets the demo inventory once
     if (wabot) await seedDemoWabot(knex, wabot.appKey, { gatewayUrl: wabot.gatewayUrl, log });
+    if (prov) {
+      const saved = await seedDemoProvisioning(knex, prov.appKey, demoProvisioningTarget(prov.port), new Date());
+      if (saved.length) log(`demo provisioning: fake credentials saved untested (${saved.join(', ')})`);
+    }
     // issue 12: demo-isp's portal app configuration (also on an existing .data)
     const isp = await knex('tenants').where({ slug: 'demo-isp' }).first('id');
     if (isp && (await seedDemoApk(knex, isp.id, { now: new Date() })) === 'seeded')

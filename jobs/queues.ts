@@ -33,6 +33,7 @@ export const QUEUE_NAMES = [
   'apk-retention',
   'apk-build',
   'supplier-import',
+  'provisioning-check',
 ] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];

@@ -53,6 +53,10 @@ export interface Config {
   wabotDemo: boolean;
   /** Loopback port of the fake wablas gateway (WABOT_DEMO_PORT, default 3002). */
   wabotDemoPort: number;
+  /** Start the provisioning fakes (Cloudflare, cPanel) under `npm start` (PROVISIONING_DEMO=off: not; issue 13). */
+  provisioningDemo: boolean;
+  /** Port of the fake Cloudflare API; the fake cPanel takes the next one (PROVISIONING_DEMO_PORT, default 3003). */
+  provisioningDemoPort: number;
   /** PEM file of an extra CA the mailbox client trusts for IMAP/SMTP TLS (MAIL_TLS_CA_FILE), if any. */
   mailTlsCaFile?: string;
   /** How long a stopping process waits for in-flight requests and jobs, in ms (SHUTDOWN_GRACE_MS, default 25000). */
@@ -262,6 +266,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailDemo: flag(env, 'MAIL_DEMO', true),
     wabotDemo: flag(env, 'WABOT_DEMO', true),
     wabotDemoPort: port(env, 'WABOT_DEMO_PORT', 3002),
+    provisioningDemo: flag(env, 'PROVISIONING_DEMO', true),
+    provisioningDemoPort: port(env, 'PROVISIONING_DEMO_PORT', 3003),
     mailTlsCaFile: env.MAIL_TLS_CA_FILE || undefined,
     shutdownGraceMs: positiveInt(env, 'SHUTDOWN_GRACE_MS', 25_000),
     storage: storageConfig(env, dataDir),

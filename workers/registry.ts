@@ -16,6 +16,7 @@ import * as wabotWebhookRegister from '../jobs/wabot-webhook-register.js';
 import * as apkRetention from '../jobs/apk-retention.js';
 import * as apkBuild from '../jobs/apk-build.js';
 import * as supplierImport from '../jobs/supplier-import.js';
+import * as provisioningCheck from '../jobs/provisioning-check.js';
 import { jobDeps } from '../jobs/deps.js';
 
 /**
@@ -78,4 +79,5 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
     fork: { execArgv: [`--max-old-space-size=${supplierImport.parseHeapMb()}`] },
     onFailed: (job, err) => supplierImport.recordFailure(jobDeps(), job, err),
   },
+  'provisioning-check': { processor: provisioningCheck.process, concurrency: 2 },
 };

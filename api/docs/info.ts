@@ -57,4 +57,5 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
     'The Android app builder: build configurations of the four app types, builder health, builds (apk-build queue), their logs and APK downloads (app_builder.manage; module app_builder).',
   suppliers:
     'Suppliers and their buy prices (inventory.view / inventory.manage); their price lists: preview an uploaded CSV, TXT, XLSX or PDF and import its rows into the item catalogue (supplier-import queue; inventory.manage); module inventory.',
+  platform: 'Platform admins only (tenant users 403): tenants, tenant provisioning credentials, readiness and checks.',
 };

@@ -106,38 +106,67 @@ export async function findTenant(knex: Knex, ref: string | number) {
   return t as { id: number; slug: string; name: string; demo_mode: boolean; modules: string[] };
 }
 
+/** The tenant fields of createTenant (issue 13 item 2 added modules, timezone and primary domain). */
+export interface TenantRecordInput {
+  slug: string;
+  name: string;
+  demo?: boolean;
+  /** the modules switched on (default: all of MODULES) */
+  modules?: readonly ModuleName[];
+  /** IANA zone (default Asia/Jakarta; a zone PostgreSQL does not list fails the check, 23514) */
+  timezone?: string;
+  /** the tenant's own domain, unique ignoring case */
+  primaryDomain?: string | null;
+}
+
+/**
+ * Creates a tenant without users (the platform API's POST /api/platform/tenants without `admin`).
+ * @throws ValidationFailed for a bad slug (a-z, 0-9, '-', 2-63 chars) or an empty name; Conflict for a
+ *   taken slug or primary domain
+ */
+export async function createTenantRecord(knex: Knex, input: TenantRecordInput, admin?: { email: string }) {
+  if (!/^[a-z0-9][a-z0-9-]{1,62}$/.test(input.slug ?? ''))
+    throw new ValidationFailed({ slug: ['The slug may contain a-z, 0-9 and dashes (2-63 characters).'] });
+  if (!input.name?.trim()) throw new ValidationFailed({ name: ['The name field is required.'] });
+  await ensureCatalog(knex);
+  if (await knex('tenants').where({ slug: input.slug }).first('id'))
+    throw new Conflict(`Tenant ${input.slug} already exists.`);
+  const domain = input.primaryDomain?.toLowerCase() ?? null;
+  if (domain && (await knex('tenants').whereRaw('lower(primary_domain) = ?', [domain]).first('id')))
+    throw new Conflict(`Another tenant has the primary domain ${domain}.`);
+  if (admin) await assertEmailFree(knex, admin.email);
+  const modules = input.modules ? MODULES.filter((m) => input.modules!.includes(m)) : [...MODULES];
+  const [t] = await knex('tenants')
+    .insert({
+      slug: input.slug,
+      name: input.name.trim(),
+      demo_mode: !!input.demo,
+      modules: JSON.stringify(modules),
+      ...(input.timezone ? { timezone: input.timezone } : {}),
+      ...(domain ? { primary_domain: domain } : {}),
+    })
+    .returning(['id', 'slug', 'name', 'demo_mode', 'modules']);
+  return t as { id: number; slug: string; name: string; demo_mode: boolean; modules: string[] };
+}
+
 /**
  * Creates a tenant and its first Super Admin user.
  * @throws ValidationFailed for a bad slug (a-z, 0-9, '-', 2-63 chars); Conflict for a taken slug or e-mail
  */
 export async function createTenant(
   knex: Knex,
-  input: { slug: string; name: string; adminEmail: string; adminPassword: string; demo?: boolean },
+  input: TenantRecordInput & { adminEmail: string; adminPassword: string; adminName?: string },
 ) {
-  if (!/^[a-z0-9][a-z0-9-]{1,62}$/.test(input.slug ?? ''))
-    throw new ValidationFailed({ slug: ['The slug may contain a-z, 0-9 and dashes (2-63 characters).'] });
-  if (!input.name?.trim()) throw new ValidationFailed({ name: ['The name field is required.'] });
   checkCredentials(input.adminEmail, input.adminPassword);
-  await ensureCatalog(knex);
-  if (await knex('tenants').where({ slug: input.slug }).first('id'))
-    throw new Conflict(`Tenant ${input.slug} already exists.`);
-  await assertEmailFree(knex, input.adminEmail);
-  const [t] = await knex('tenants')
-    .insert({
-      slug: input.slug,
-      name: input.name.trim(),
-      demo_mode: !!input.demo,
-      modules: JSON.stringify([...MODULES]),
-    })
-    .returning(['id', 'slug', 'name', 'demo_mode', 'modules']);
+  const t = await createTenantRecord(knex, input, { email: input.adminEmail });
   const admin = await createUser(knex, {
     tenant: t.id,
     email: input.adminEmail,
     password: input.adminPassword,
     role: 'Super Admin',
-    name: `${input.name} Admin`,
+    name: input.adminName ?? `${input.name} Admin`,
   });
-  return { tenant: t as { id: number; slug: string; name: string; demo_mode: boolean; modules: string[] }, admin };
+  return { tenant: t, admin };
 }
 
 /** Switches a tenant's demo mode. @throws NotFound */

@@ -30,7 +30,15 @@ function npmStart(vars: Record<string, string>): Launch {
     cwd: ROOT,
     detached: true, // setsid: its own session and process group, like `setsid npm start`
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1', MAIL_DEMO: 'off', WABOT_DEMO: 'off', SHUTDOWN_GRACE_MS: '5000', ...vars },
+    env: {
+      ...process.env,
+      NO_COLOR: '1',
+      MAIL_DEMO: 'off',
+      WABOT_DEMO: 'off',
+      PROVISIONING_DEMO: 'off',
+      SHUTDOWN_GRACE_MS: '5000',
+      ...vars,
+    },
   });
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));

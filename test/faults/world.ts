@@ -8,11 +8,12 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import { issueToken } from '../../api/auth/service.js';
+import { issueToken, login } from '../../api/auth/service.js';
+import { createPlatformAdmin } from '../../api/tenants/service.js';
 import { MAIL_SCOPES } from '../../api/mail/keys/service.js';
 import { env } from '../helpers/env.js';
 import { startTestApp, type TestApp } from '../helpers/http.js';
-import { makeIntegrationToken, makeTenant, seedBasics, type TenantFixture } from '../helpers/fixtures.js';
+import { makeIntegrationToken, makeTenant, PASSWORD, seedBasics, type TenantFixture } from '../helpers/fixtures.js';
 import { FakeMailboxClient } from '../api/mail/fake-client.js';
 import { makeDomain, makeKey, makeMailbox, startMailTestApp, uniq, type MailTestApp } from '../api/mail/support.js';
 
@@ -33,6 +34,8 @@ export interface FaultWorld {
   integration: string;
   /** The tenant Super Admin's login token. */
   login: string;
+  /** A platform admin's login token (issue 13: /api/platform/*). */
+  platform: string;
   /** An integration token of the tenant that DELETE /api/integrations/api-tokens/{id} may revoke. */
   victimTokenId: number;
   mailKey: string;
@@ -78,6 +81,9 @@ async function build(): Promise<FaultWorld> {
   client.passwords.set(box.email, mailboxPassword);
   const email = client.addMessage(box.email, { subject: 'Hello' });
   const supplierId = (await tenant.scope.insert('suppliers', { name: 'Fault supplier' })).id;
+  const opsEmail = `ops-${uniq()}@faults.test`;
+  await createPlatformAdmin(env.knex, { email: opsEmail, password: PASSWORD });
+  const platform = (await login(env.knex, { email: opsEmail, password: PASSWORD })).token;
   return {
     web,
     mail,
@@ -86,6 +92,7 @@ async function build(): Promise<FaultWorld> {
     ids,
     integration,
     login: tenant.adminToken,
+    platform,
     victimTokenId,
     mailKey: key,
     mailbox: box.email,
@@ -134,6 +141,7 @@ export async function credentials(
     return headers;
   }
   if (scheme === 'integrationToken') return { authorization: `Bearer ${w.integration}` };
+  if (path.startsWith('/api/platform/')) return { authorization: `Bearer ${w.platform}` };
   if (method === 'post' && path === '/api/auth/logout') return { authorization: `Bearer ${await freshLoginToken(w)}` };
   return { authorization: `Bearer ${w.login}` };
 }
@@ -141,6 +149,7 @@ export async function credentials(
 /** A real value for a path parameter of an OpenAPI path (an existing record the caller may see). */
 export function sampleParam(w: FaultWorld, path: string, name: string): string {
   if (name === 'mailbox') return w.mailbox;
+  if (name === 'tenant') return w.tenant.tenant.slug;
   if (name === 'domain') return w.domain;
   if (name === 'job_id') return 'mailbox-create-1';
   if (name === 'supplier') return String(w.supplierId);
