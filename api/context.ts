@@ -43,7 +43,7 @@ export interface AppDeps {
      * release-build check. Absent: stub toolchain, no release keystores.
      */
     apk?: import('./android-apk/routes.js').ApkApiOptions;
-    /** The supplier import (issue 16 item 6): how long its routes wait for the job (default 20000 ms) and their clock. */
+    /** The supplier import (issue 16 item 6): how long its routes wait for the job (default 20000 ms), their clock. */
     supplierImport?: { waitMs?: number; clock?: import('../lib/clock.js').Clock };
     /** How long POST .../provisioning/credentials/test/{provider} waits, in ms (default 20000; issue 13 item 5). */
     provisioningCheckWaitMs?: number;

@@ -32,6 +32,11 @@ describe('inventory access: role x endpoint, module switch', () => {
     'post /api/inventory/requests/:id/defer',
     'post /api/inventory/requests/:id/resume',
     'post /api/inventory/requests/:id/process',
+    // the supplier import (item 6): all four routes, its polls too
+    'post /api/suppliers/:supplier/items/import-preview',
+    'get /api/suppliers/:supplier/items/import-previews/:preview',
+    'post /api/suppliers/:supplier/items/import',
+    'get /api/suppliers/:supplier/items/imports/:import',
   ]);
   const path = (p: string) => p.replace(/:[a-z_]+/g, '2147483000');
 
