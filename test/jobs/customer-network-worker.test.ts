@@ -9,11 +9,19 @@ import { startWorkers, type WorkerHandle } from '../../workers/main.js';
 import { registry } from '../../workers/registry.js';
 import { PPPOE_SECRET, createCustomer, customerRow, makeNas, networkQueue } from '../api/customers/support.js';
 
-/** Polls `check` every 100 ms until it is true, failing after `ms`. */
-async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
+/**
+ * Polls `check` every 100 ms until it is true, failing after `ms` with what `state` says then. The
+ * bound leaves room for a push retried after its 5 s and 10 s backoffs on a loaded machine.
+ */
+async function until(
+  what: string,
+  check: () => Promise<boolean>,
+  state: () => Promise<unknown> = async () => null,
+  ms = 90_000,
+): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
-    if (Date.now() > end) throw new Error(`${what}: not reached in ${ms} ms`);
+    if (Date.now() > end) throw new Error(`${what}: not reached in ${ms} ms; ${JSON.stringify(await state())}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -26,7 +34,7 @@ async function until(what: string, check: () => Promise<boolean>, ms = 30_000): 
  */
 describe('job customer-network through a real worker', () => {
   it('create on a NAS -> active session; suspend (202) -> isolated; each step logged in bull-board', async function () {
-    this.timeout(90_000);
+    this.timeout(300_000);
     const app = await startTestApp();
     const t = await makeTenant();
     const nas = await makeNas(t, { isolation_profile: 'isolir-pppoe' });
@@ -54,7 +62,16 @@ describe('job customer-network through a real worker', () => {
       const c = await createCustomer(app, t, { nas_id: nas, pppoe_password: PPPOE_SECRET });
       const session = () =>
         env.knex('network_fake_sessions').where({ nas_id: nas, username: c.data.pppoe_username }).first();
-      await until('the first push', async () => (await customerRow(c.id)).network_sync_status === 'synced');
+      const q = networkQueue(app);
+      const diagnosis = async () => {
+        const row = await customerRow(c.id);
+        const jobs = await q.getJobs(['waiting', 'delayed', 'active', 'failed', 'completed']);
+        return {
+          row: { status: row.network_sync_status, error: row.network_error },
+          jobs: await Promise.all(jobs.map(async (j) => [j.id, await j.getState(), j.attemptsMade, j.failedReason])),
+        };
+      };
+      await until('the first push', async () => (await customerRow(c.id)).network_sync_status === 'synced', diagnosis);
       expect(await session()).to.include({ state: 'active', tenant_id: t.tenant.id });
 
       const res = await app.request('POST', `/api/customers/${c.id}/status`, {
@@ -69,7 +86,6 @@ describe('job customer-network through a real worker', () => {
       const shown = await app.request('GET', `/api/customers/${c.id}`, { token: t.adminToken });
       expect(shown.body.data.network).to.include({ sync_status: 'synced', state: 'isolated', error: null });
 
-      const q = networkQueue(app);
       const job = (await q.getJob(res.body.job_id))!;
       expect(await job.getState()).to.equal('completed');
       expect(job.returnvalue).to.include({ outcome: 'synced', state: 'isolated', customer_id: c.id });
