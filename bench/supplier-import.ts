@@ -154,7 +154,7 @@ export async function run(args: string[]): Promise<void> {
       const t = performance.now();
       const res = await fetch(`${base}/import-preview`, { method: 'POST', headers, body: form });
       let body = (await res.json()) as { data: { preview_id: number; rows?: Record<string, unknown>[] } };
-      for (let poll = res.status; poll === 202; ) {
+      for (let poll = res.status; poll === 202;) {
         await new Promise((r) => setTimeout(r, 200));
         const p = await fetch(`${base}/import-previews/${body.data.preview_id}`, { headers });
         poll = p.status;
@@ -183,7 +183,7 @@ export async function run(args: string[]): Promise<void> {
         body: JSON.stringify({ items }),
       });
       let body = (await res.json()) as { data: Record<string, number> };
-      for (let poll = res.status; poll === 202; ) {
+      for (let poll = res.status; poll === 202;) {
         await new Promise((r) => setTimeout(r, 200));
         const p = await fetch(`${base}/imports/${body.data.import_id}`, { headers });
         poll = p.status;
