@@ -8,6 +8,7 @@ export interface PlatformTenantRow {
   slug: string;
   name: string;
   demo_mode: boolean;
+  is_master: boolean;
   modules: string[];
   timezone: string;
   primary_domain: string | null;

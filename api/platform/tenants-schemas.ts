@@ -7,6 +7,10 @@ export const HOSTNAME_PATTERN = '^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z](
 const fields: Record<string, Schema> = {
   name: { type: 'string', minLength: 1, maxLength: 190, ...singleLine },
   demo_mode: { type: 'boolean', description: 'Demo tenants refuse destructive actions (default false).' },
+  is_master: {
+    type: 'boolean',
+    description: "The platform's own tenant (default false); at most one, 409 when another is.",
+  },
   modules: {
     type: 'array',
     uniqueItems: true,
@@ -73,6 +77,7 @@ export const platformTenantRead: Schema = {
     slug: { type: 'string' },
     name: { type: 'string' },
     demo_mode: { type: 'boolean' },
+    is_master: { type: 'boolean' },
     modules: { type: 'array', items: { type: 'string' } },
     timezone: { type: 'string' },
     primary_domain: { type: ['string', 'null'] },

@@ -17,6 +17,8 @@ export interface PlatformTenantInput {
   slug?: string;
   name?: string;
   demo_mode?: boolean;
+  /** the platform's own tenant; at most one (409 when another is) */
+  is_master?: boolean;
   modules?: ModuleName[];
   timezone?: string;
   primary_domain?: string | null;
@@ -28,6 +30,7 @@ const COLUMNS = [
   'slug',
   'name',
   'demo_mode',
+  'is_master',
   'modules',
   'timezone',
   'primary_domain',
@@ -40,6 +43,7 @@ const summary = (t: Partial<PlatformTenantRow>) => ({
   slug: t.slug,
   name: t.name,
   demo_mode: t.demo_mode,
+  is_master: t.is_master,
   modules: t.modules,
   timezone: t.timezone,
   primary_domain: t.primary_domain,
@@ -51,6 +55,17 @@ async function assertTimeZone(knex: Knex, tz: string | undefined): Promise<void>
   const { rows } = await knex.raw('SELECT is_iana_time_zone(?) AS ok', [tz]);
   if (!rows[0]?.ok)
     throw new ValidationFailed({ timezone: ['The timezone must be an IANA zone name, e.g. Asia/Jakarta.'] });
+}
+
+/**
+ * Makes `id` the master tenant when asked (issues 13/14: at most one master).
+ * @throws Conflict (409) when another tenant is the master
+ */
+async function setMaster(trx: Knex, id: number, isMaster: boolean | undefined): Promise<void> {
+  if (isMaster === undefined) return;
+  if (isMaster && (await trx('tenants').where({ is_master: true }).whereNot({ id }).first('id')))
+    throw new Conflict('Another tenant is the master tenant.');
+  await trx('tenants').where({ id }).update({ is_master: isMaster });
 }
 
 /** GET /api/platform/tenants: every tenant, by id (a platform has few tenants). */
@@ -94,6 +109,7 @@ export async function createPlatformTenant(
           })
         ).tenant
       : await createTenantRecord(trx, base);
+    await setMaster(trx, t.id, input.is_master);
     const row = await resolvePlatformTenant(trx, t.id);
     await recordPlatformAudit(trx, {
       userId: actor.userId,
@@ -134,6 +150,7 @@ export async function updatePlatformTenant(
         throw new Conflict(`Another tenant has the primary domain ${domain}.`);
       patch.primary_domain = domain;
     }
+    await setMaster(trx, before.id, input.is_master);
     if (patch.name === '') throw new ValidationFailed({ name: ['The name field is required.'] });
     await trx('tenants')
       .where({ id: before.id })

@@ -80,6 +80,32 @@ describe('/api/platform/tenants: platform admins create and update tenants', fun
     expect(dup.status).to.equal(409);
   });
 
+  it('keeps at most one master tenant: 409 for a second, the master can hand the flag on', async () => {
+    await env.knex('tenants').update({ is_master: false }); // tests run one at a time in a shard
+    const b = await makeTenant();
+    const m = `master-${uniq()}`;
+    const r = await app.request('POST', '/api/platform/tenants', {
+      token: ops.token,
+      body: { slug: m, name: 'Master', is_master: true },
+    });
+    expect(r.status).to.equal(201);
+    expect(r.body.data.is_master).to.equal(true);
+    const other = await app.request('PUT', `/api/platform/tenants/${b.tenant.slug}`, {
+      token: ops.token,
+      body: { is_master: true },
+    });
+    expect(other.status).to.equal(409);
+    expect((await env.knex('tenants').where({ id: b.tenant.id }).first('is_master')).is_master).to.equal(false);
+    await app.request('PUT', `/api/platform/tenants/${m}`, { token: ops.token, body: { is_master: false } });
+    const moved = await app.request('PUT', `/api/platform/tenants/${b.tenant.slug}`, {
+      token: ops.token,
+      body: { is_master: true },
+    });
+    expect(moved.status).to.equal(200);
+    expect(moved.body.data.is_master).to.equal(true);
+    await env.knex('tenants').where({ id: b.tenant.id }).update({ is_master: false });
+  });
+
   const bad: [string, Record<string, unknown>][] = [
     ['slug', { slug: 'Bad_Slug', name: 'x' }],
     ['slug', { slug: '-lead', name: 'x' }],
