@@ -23,11 +23,8 @@ import {
   LAST_NAMES,
   createRng,
   macAddress,
-  monthStart,
   phoneNumber,
   streetAddress,
-  ymd,
-  type Rng,
 } from './demo-data.js';
 
 /**
