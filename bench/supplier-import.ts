@@ -163,6 +163,7 @@ export async function run(args: string[]): Promise<void> {
       const s = (performance.now() - t) / 1000;
       const logs = await queues.get(QUEUE).getJobLogs(`supplier-import-preview-${body.data.preview_id}`);
       const rss = Number(/peak RSS (\d+) MB/.exec(logs.logs.join('\n'))?.[1] ?? NaN);
+      console.log(`  ${path.basename(file)} job log: ${logs.logs.join(' | ')}`);
       return { status: res.status, s, rate: nRows / s, rss, rows: body.data.rows ?? [] };
     };
     const pc = await preview(csvFile);

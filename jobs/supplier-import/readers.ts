@@ -1,9 +1,13 @@
 import { createReadStream } from 'node:fs';
 import { open as openFile, readFile } from 'node:fs/promises';
 import { parse as parseCsv } from 'csv-parse';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
+import { lazyRequire } from '../../lib/lazy-require.js';
 import * as yauzl from 'yauzl';
 import { decodeText, detectDelimiter, detectKind, ImportFileError, type ImportKind } from './rows.js';
+
+/** exceljs (about 600 modules with lodash and jszip) loads only for an XLSX file. */
+const exceljs = lazyRequire<typeof ExcelJS>('exceljs');
 
 /**
  * File readers of the supplier import (issue 16 item 6): each yields the records of a file as
@@ -93,7 +97,7 @@ function cellValue(v: ExcelJS.CellValue): unknown {
 /** Records of the first worksheet of an XLSX, streamed by exceljs after the zip check. */
 export async function* xlsxRecords(path: string): AsyncGenerator<unknown[]> {
   await checkZip(path);
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(createReadStream(path), {
+  const reader = new (exceljs().stream.xlsx.WorkbookReader)(createReadStream(path), {
     sharedStrings: 'cache',
     hyperlinks: 'ignore',
     styles: 'ignore',

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -68,17 +69,25 @@ export async function runParse(job: JobLike<ParseJobData>, deps: RunDeps): Promi
   if (!preview.file_key || !storage) throw new Error(`preview ${previewId} has no stored file`);
   await knex('supplier_import_previews').where({ id: previewId }).update({ status: 'running' });
   const dir = await mkdtemp(path.join(tmpdir(), 'supplier-import-'));
+  let t = performance.now();
+  /** ms since the last lap (the job log shows where a preview's time goes) */
+  const lap = () => {
+    const ms = Math.round(performance.now() - t);
+    t = performance.now();
+    return ms;
+  };
   try {
     const file = path.join(dir, 'upload');
     const got = await storage.get(preview.file_key);
     await pipeline(got.stream, createWriteStream(file));
-    await job.log(`reading ${got.size} bytes`);
+    await job.log(`reading ${got.size} bytes (copied in ${lap()} ms)`);
     await deps.beforeRead?.(await kindOfFile(file).catch(() => 'text' as const));
     const parsed = await parseFile(file, (n) => void job.updateProgress({ rows_read: n }).catch(() => undefined));
-    await job.log(`read ${parsed.rows.length} rows; matching`);
+    await job.log(`read ${parsed.rows.length} rows in ${lap()} ms; matching`);
     const matches = await matchItems(knex, tenantId, supplierId, parsed.rows);
     const rows = parsed.rows.map((r, i) => decide(r, parsed.duplicates.has(r.row), matches.get(i)));
     const counts = countActions(rows);
+    await job.log(`matched in ${lap()} ms; storing`);
     await knex('supplier_import_previews')
       .where({ id: previewId })
       .update({
@@ -90,7 +99,9 @@ export async function runParse(job: JobLike<ParseJobData>, deps: RunDeps): Promi
       });
     await storage.delete(preview.file_key).catch(() => undefined);
     await job.updateProgress({ rows_read: rows.length, done: true });
-    await job.log(`done: ${counts.create} create, ${counts.update} update, ${counts.skip} skip`);
+    await job.log(
+      `done: ${counts.create} create, ${counts.update} update, ${counts.skip} skip (stored in ${lap()} ms)`,
+    );
     await job.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);
     return counts;
   } finally {

@@ -67,7 +67,11 @@ describe('supplier import: parse and apply jobs, failure reasons', function () {
     expect(row.rows[1].matching_item).to.include({ name: 'Kabel Drop 1 Core' });
     expect(row.rows[4].errors).to.deep.equal({ name: 'is required' });
     expect(await storage.exists(p.key)).to.equal(false);
-    expect(fake.logs[0]).to.match(/^reading \d+ bytes$/);
+    expect(fake.logs[0]).to.match(/^reading \d+ bytes \(copied in \d+ ms\)$/);
+    // where the time went: each phase's duration in the log
+    expect(fake.logs.join('\n')).to.match(
+      /read 5 rows in \d+ ms; matching\nmatched in \d+ ms; storing\ndone: .* \(stored in \d+ ms\)/,
+    );
     expect(fake.progress.at(-1)).to.deep.equal({ rows_read: 5, done: true });
     // idempotent: a finished preview is not parsed again
     expect(await runParse(fake.job, { knex: env.knex, storage })).to.equal(null);
