@@ -187,14 +187,15 @@ function messageIdOf(provider: ProviderName, m: InboundMessage): string | null {
 
 /**
  * The customer whose phone is this number, when exactly one customer's phone normalises to it
- * (candidates found by their last 8 digits, then compared in full).
+ * (candidates found by their last 8 digits through an expression index, then compared in full).
  */
 export async function customerByPhone(scope: TenantScope, digits: string, cc: string): Promise<number | null> {
-  const rows: { id: number; phone: string }[] = await scope
-    .table('customers')
-    .whereRaw(`regexp_replace(phone, '[^0-9]', '', 'g') LIKE ?`, [`%${digits.slice(-8)}`])
-    .select('id', 'phone')
-    .limit(50);
+  const tail = digits.slice(-8);
+  const q = scope.table('customers').select('id', 'phone').limit(50);
+  // the index customers_tenant_phone_tail serves the 8-digit tail; a shorter number is compared by suffix
+  if (tail.length === 8) q.whereRaw(`right(regexp_replace(phone, '[^0-9]', '', 'g'), 8) = ?`, [tail]);
+  else q.whereRaw(`regexp_replace(phone, '[^0-9]', '', 'g') LIKE ?`, [`%${tail}`]);
+  const rows: { id: number; phone: string }[] = await q;
   const ids = rows.filter((r) => phoneOrNull(r.phone, cc) === digits).map((r) => r.id);
   return ids.length === 1 ? ids[0] : null;
 }
