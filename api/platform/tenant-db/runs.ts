@@ -83,7 +83,7 @@ export async function startRun(
     const step = STEPS[kind];
     if (!step.from.includes(db.status)) throw new InvalidTransition(db.status, kind, step.from);
     const busy = await trx('tenant_db_runs').where({ tenant_id: tenantId }).whereIn('status', ['queued', 'running']);
-    if (busy.length) throw new InvalidTransition(db.status, `${kind} while run ${busy[0].id} is unfinished`);
+    if (busy.length) throw new InvalidTransition(`${db.status} with run ${busy[0].id} unfinished`, kind);
     if (prepare) await prepare(trx);
     const [row] = (await trx('tenant_db_runs')
       .insert({ tenant_id: tenantId, kind, status: 'queued', requested_by: requestedBy })

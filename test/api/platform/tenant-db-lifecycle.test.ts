@@ -131,10 +131,47 @@ describe('tenant databases: lifecycle', function () {
     expect(owners).to.deep.equal([row.role_name]);
   });
 
-  it('copy refused before a dry-run; dry-run counts; copy with checkpoints; counts and checksums equal', async () => {
-    const early = await call('POST', 'data-copy/run', { confirm_phrase: 'COPY TENANT DATA PILOT' });
-    expect(early.status).to.equal(422);
-    expect(early.body.code).to.equal('INVALID_TRANSITION');
+  it('planted collision: listed by the dry-run, copy refused; planted after the dry-run: the run fails, status kept', async () => {
+    const row = await env.knex('tenant_databases').where({ tenant_id: a.tenant.id }).first();
+    const tenantDb = new pg.Client({
+      connectionString: env.adminDatabaseUrl.replace(/\/postgres$/, `/${row.database_name}`),
+    });
+    await tenantDb.connect();
+    const plant = () =>
+      tenantDb.query("INSERT INTO tenants (id, slug, name) VALUES ($1, $2, 'planted')", [
+        a.tenant.id + 100_000,
+        a.tenant.slug,
+      ]);
+    const unplant = () => tenantDb.query('DELETE FROM tenants WHERE id = $1', [a.tenant.id + 100_000]);
+    try {
+      const early = await call('POST', 'data-copy/run', { confirm_phrase: 'COPY TENANT DATA PILOT' });
+      expect(early.status).to.equal(422);
+      expect(early.body.code).to.equal('INVALID_TRANSITION');
+      await plant();
+      const dry = await step('data-copy/dry-run');
+      expect(dry.status, dry.error).to.equal('succeeded');
+      expect(dry.result.collisions_total).to.equal(1);
+      const tenants = dry.result.tables.find((t: { table: string }) => t.table === 'tenants');
+      expect(tenants.keys).to.deep.equal([`tenants.slug: id ${a.tenant.id} vs ${a.tenant.id + 100_000}`]);
+      const refused = await call('POST', 'data-copy/run', { confirm_phrase: 'COPY TENANT DATA PILOT' });
+      expect(refused.status).to.equal(422);
+      expect(refused.body.code).to.equal('INVALID_TRANSITION');
+      await unplant();
+      expect((await step('data-copy/dry-run')).result.collisions_total).to.equal(0);
+      await plant();
+      const run = await step('data-copy/run', { confirm_phrase: 'COPY TENANT DATA PILOT' });
+      expect(run.status).to.equal('failed');
+      expect(run.error).to.contain('collision in tenants');
+      expect(run.result.collisions).to.have.length(1);
+      const after = await env.knex('tenant_databases').where({ tenant_id: a.tenant.id }).first();
+      expect(after.status).to.equal('schema_migrated');
+    } finally {
+      await unplant();
+      await tenantDb.end();
+    }
+  });
+
+  it('dry-run counts; copy with checkpoints; counts and checksums equal', async () => {
     const dry = await step('data-copy/dry-run');
     expect(dry.status, dry.error).to.equal('succeeded');
     expect(dry.result.collisions_total).to.equal(0);
