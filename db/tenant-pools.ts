@@ -49,6 +49,9 @@ export function tenantKnexConfig(
     },
     pool: { ...pool, idleTimeoutMillis: 10_000 },
     acquireConnectionTimeout: bounds.connectTimeoutMs + 5000,
+    // knex's own console lines (e.g. "Acquire connection error") stay quiet: every failure reaches the
+    // caller, which records it (the run's error, the test's 422)
+    log: { warn: () => {}, error: () => {}, deprecate: () => {}, debug: () => {} },
     migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts'], extension: 'ts', tableName: 'knex_migrations' },
   };
 }
@@ -95,14 +98,33 @@ export function createTenantPools(bounds?: TenantPoolBounds): TenantPools {
   };
 }
 
-let shared: TenantPools | undefined;
-/** The process's pools (workers and the web process share this one instance per process). */
-export function tenantPools(): TenantPools {
-  return (shared ??= createTenantPools());
+/**
+ * Bounds of the two registries of a process (decision): requests (the connection test, previews)
+ * wait at most 5 s for a connection and 10 s for a statement; jobs (schema, copy) 5 s to connect
+ * and no statement timeout (a migration or a batch may take longer).
+ */
+export const REQUEST_POOL_BOUNDS: TenantPoolBounds = { connectTimeoutMs: 5000, statementTimeoutMs: 10_000 };
+export const JOB_POOL_BOUNDS: TenantPoolBounds = { connectTimeoutMs: 5000, statementTimeoutMs: 0 };
+
+const shared: Partial<Record<'request' | 'job', TenantPools>> = {};
+/**
+ * The process's pools.
+ * @param use `request` (bounded statements, for routes) or `job` (default, for the tenant-db jobs)
+ */
+export function tenantPools(use: 'request' | 'job' = 'job'): TenantPools {
+  return (shared[use] ??= createTenantPools(use === 'request' ? REQUEST_POOL_BOUNDS : JOB_POOL_BOUNDS));
 }
-/** Closes the process's pools (shutdown of the worker, web and CLI processes). */
+/** Closes the process's pools (shutdown of the worker and web processes; before a database is dropped). */
 export async function closeTenantPools(): Promise<void> {
-  const p = shared;
-  shared = undefined;
-  if (p) await p.close();
+  const all = Object.values(shared);
+  delete shared.request;
+  delete shared.job;
+  await Promise.all(all.map((p) => p.close()));
+}
+
+/**
+ * Closes one tenant's pools of both registries of this process (before its database is dropped).
+ */
+export async function releaseTenantPools(tenantId: number): Promise<void> {
+  await Promise.all(Object.values(shared).map((p) => p.release(tenantId)));
 }

@@ -1,7 +1,7 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Knex } from 'knex';
 import { jobDeps } from './deps.js';
-import { tenantPools } from '../db/tenant-pools.js';
+import { releaseTenantPools, tenantPools } from '../db/tenant-pools.js';
 import { RUN_COLUMNS, type TenantDbJobData, type TenantDbRun } from '../api/platform/tenant-db/runs.js';
 import { readTenantDb, STEPS, type RunKind } from '../api/platform/tenant-db/state.js';
 import {
@@ -54,7 +54,7 @@ async function runStep(knex: Knex, appKey: Buffer, run: TenantDbRun, job: Job): 
   const kind: RunKind = run.kind;
   if (kind === 'pilot_run') return executePilot(knex, appKey, await tenantDbServer(knex, appKey), tenantId);
   if (kind === 'pilot_rollback')
-    return executePilotRollback(knex, await tenantDbServer(knex, appKey), tenantId, () => pools.release(tenantId));
+    return executePilotRollback(knex, await tenantDbServer(knex, appKey), tenantId, () => releaseTenantPools(tenantId));
   const row = await readTenantDb(knex, tenantId);
   const tenantKnex = pools.get(tenantId, tenantConnection(row, appKey));
   if (kind === 'schema_run') return executeSchemaRun(knex, tenantKnex, tenantId);
@@ -87,7 +87,7 @@ export async function process(job: Job<TenantDbJobData>): Promise<{ runId: numbe
   try {
     const db = await readTenantDb(knex, run.tenant_id);
     const step = STEPS[run.kind];
-    if (!step.from.includes(db.status) && !(run.kind === 'pilot_run' && db.status === 'none'))
+    if (!step.from.includes(db.status))
       throw new TenantDbPermanentError(`the tenant database is ${db.status}: ${run.kind} is not allowed`);
     const result = await runStep(knex, appKey, run, job);
     await knex('tenant_db_runs')

@@ -112,10 +112,10 @@ export async function startStep(
 async function tenantKnexOf(deps: TenantDbDeps, ref: string, step: 'db_test' | 'schema_preview') {
   const tenant = await resolvePlatformTenant(deps.knex, ref);
   const row = await readTenantDb(deps.knex, tenant.id);
-  const from = step === 'db_test' ? STEPS.db_test.from : STEPS.db_test.from;
+  const from = STEPS.db_test.from;
   if (!from.includes(row.status))
     throw new InvalidTransition(row.status, step === 'db_test' ? 'test' : 'preview the schema', from);
-  return { row, tk: tenantPools().get(tenant.id, tenantConnection(row, deps.appKey)) };
+  return { row, tk: tenantPools('request').get(tenant.id, tenantConnection(row, deps.appKey)) };
 }
 
 /** POST tenant-db/test: read-only, as the tenant role; 422 tenant_db_unreachable with the reason. */

@@ -6,7 +6,7 @@ import { createQueues } from '../../../jobs/queues.js';
 import { closeTenantPools } from '../../../db/tenant-pools.js';
 import { sealRolePassword, STEPS, TENANT_DB_STATUSES, type RunKind } from '../../../api/platform/tenant-db/state.js';
 import { platformAdminToken } from './support.js';
-import { saveTenantDbCredential, tenantDbCredential } from './tenant-db-support.js';
+import { runJob, saveTenantDbCredential, tenantDbCredential } from './tenant-db-support.js';
 
 type Step = { method: string; path: string; kind?: RunKind; phrase?: string; body?: object };
 const STEP_ROUTES: Step[] = [
@@ -221,11 +221,47 @@ describe('tenant databases: access, phrases and transitions', function () {
     expect(await runs()).to.have.length(0);
   });
 
+  it('job: data {runId} only, 5 attempts from 2 s; refused connection retried then failed; bad password fails at once', async () => {
+    const s = STEP_ROUTES.find((x) => x.kind === 'schema_run')!;
+    await setStatus('pilot_created');
+    await env.knex('tenant_databases').where({ tenant_id: a.tenant.id }).update({ server_port: 1 });
+    const r = await app.request('POST', url(s), { token: ops.token, body: bodyOf(s) });
+    expect(r.status, r.text).to.equal(202);
+    const job = await app.queues.get('tenant-db').getJob(`tdb-run-${r.body.data.id}`);
+    expect(job!.data).to.deep.equal({ runId: r.body.data.id });
+    expect(job!.opts).to.deep.include({ attempts: 5, backoff: { type: 'exponential', delay: 2000 } });
+    const first = await runJob(app, r.body.data.id, { attemptsMade: 0 });
+    expect(first.status).to.equal('running');
+    expect(first.error).to.match(/^attempt 1: .*ECONNREFUSED/);
+    const last = await runJob(app, r.body.data.id, { attemptsMade: 4 });
+    expect(last.status).to.equal('failed');
+    expect(last.error).to.contain('ECONNREFUSED');
+    expect((await env.knex('tenant_databases').where({ tenant_id: a.tenant.id }).first()).status).to.equal(
+      'pilot_created',
+    );
+    await clearRuns();
+    await setStatus('pilot_created');
+    await env
+      .knex('tenant_databases')
+      .where({ tenant_id: a.tenant.id })
+      .update({ role_password_enc: sealRolePassword(TEST_WEB_APP_KEY, a.tenant.id, 'not-the-password') });
+    const bad = await app.request('POST', url(s), { token: ops.token, body: bodyOf(s) });
+    const failed = await runJob(app, bad.body.data.id, { attemptsMade: 0 });
+    expect(failed.status).to.equal('failed');
+    expect(failed.error).to.contain('password authentication failed');
+    const t = await app.request('POST', url(STEP_ROUTES[3]), { token: ops.token, body: {} });
+    expect(t.status).to.equal(422);
+    expect(t.body.code).to.equal('tenant_db_unreachable');
+    expect(t.body.errors.tenant_db[0]).to.contain('password authentication failed');
+    await clearRuns();
+  });
+
   it('Redis down: 503 QUEUE_UNAVAILABLE and the run row removed', async () => {
     const down = await startTestApp();
     const dead = createQueues('redis://127.0.0.1:1', { prefix: `{tdb-dead-${process.pid}}` });
     registerCleanup(() => dead.close());
     Object.assign(down.queues, { get: dead.get.bind(dead) });
+    await env.knex('tenant_databases').where({ tenant_id: a.tenant.id }).delete();
     const s = STEP_ROUTES[1];
     const r = await down.request('POST', url(s), { token: ops.token, body: { confirm_phrase: s.phrase } });
     expect(r.status, r.text).to.equal(503);
