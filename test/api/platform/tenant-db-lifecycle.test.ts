@@ -179,6 +179,8 @@ describe('tenant databases: lifecycle', function () {
     for (const t of ['tenants', 'packages', 'olts', 'onus', 'users', 'customers', 'invoices', 'tickets'])
       expect(planned, 'copy plan').to.include(t);
     expect(planned.indexOf('customers')).to.be.lessThan(planned.indexOf('invoices'));
+    expect(planned).to.include.members(['home_bases', 'nas']); // reached through users' and customers' foreign keys
+    expect(planned.indexOf('nas')).to.be.lessThan(planned.indexOf('customers'));
     const customers = dry.result.tables.find((t: { table: string }) => t.table === 'customers');
     expect(customers).to.include({ count: 2, to_insert: 2, to_update: 0, collisions: 0 });
     let failAt: number | null = 3;
@@ -199,6 +201,7 @@ describe('tenant databases: lifecycle', function () {
     const done = await runJob(app, r.body.data.id, { attemptsMade: 1 });
     expect(done.status, done.error).to.equal('succeeded');
     for (const t of done.result.tables) expect(t, t.table).to.include({ ok: true });
+    expect(done.progress).to.include({ step: 'copy' });
     const tickets = done.result.tables.find((t: { table: string }) => t.table === 'tickets');
     expect(tickets).to.include({ count: 2, tenant_count: 2 });
     const row = await env.knex('tenant_databases').where({ tenant_id: a.tenant.id }).first();
