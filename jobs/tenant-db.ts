@@ -118,3 +118,16 @@ export async function process(job: Job<TenantDbJobData>): Promise<{ runId: numbe
     throw err;
   }
 }
+
+/**
+ * The queue's failure hook (workers/registry.ts): a job that ended failed without the processor
+ * recording it (its worker died too often: stalled) fails its run, so the tenant is not blocked by
+ * an unfinished run forever. Attempts that will be retried change nothing.
+ */
+export async function recordRunFailure(knex: Knex, job: Job<TenantDbJobData>, err: Error): Promise<void> {
+  if ((await job.getState()) !== 'failed' || !job.data?.runId) return;
+  await knex('tenant_db_runs')
+    .where({ id: job.data.runId })
+    .whereIn('status', ['queued', 'running'])
+    .update({ status: 'failed', error: reasonOf(err), finished_at: knex.fn.now() });
+}

@@ -81,5 +81,9 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
     onFailed: (job, err) => supplierImport.recordFailure(jobDeps(), job, err),
   },
   'provisioning-check': { processor: provisioningCheck.process, concurrency: 2 },
-  'tenant-db': { processor: tenantDb.process, concurrency: 2 },
+  'tenant-db': {
+    processor: tenantDb.process,
+    concurrency: 2,
+    onFailed: (job, err) => tenantDb.recordRunFailure(jobDeps().knex, job, err),
+  },
 };

@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import type { Job } from 'bullmq';
+import { recordRunFailure } from '../../../jobs/tenant-db.js';
+import type { TenantDbJobData } from '../../../api/platform/tenant-db/runs.js';
 import { startTestApp, TEST_WEB_APP_KEY, type TestApp } from '../../helpers/http.js';
 import { makeIntegrationToken, makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
 import { env, registerCleanup } from '../../helpers/env.js';
@@ -253,6 +256,22 @@ describe('tenant databases: access, phrases and transitions', function () {
     expect(t.status).to.equal(422);
     expect(t.body.code).to.equal('tenant_db_unreachable');
     expect(t.body.errors.tenant_db[0]).to.contain('password authentication failed');
+    await clearRuns();
+  });
+
+  it('the failure hook fails a run whose job ended failed (its worker died), not one that will be retried', async () => {
+    const [{ id }] = await env
+      .knex('tenant_db_runs')
+      .insert({ tenant_id: a.tenant.id, kind: 'schema_run', status: 'running' })
+      .returning('id');
+    // the hook reads only data.runId and getState() of a Job
+    const fake = (state: string) =>
+      ({ data: { runId: id }, getState: async () => state }) as unknown as Job<TenantDbJobData>;
+    await recordRunFailure(env.knex, fake('delayed'), new Error('job stalled more than allowable limit'));
+    expect((await env.knex('tenant_db_runs').where({ id }).first()).status).to.equal('running');
+    await recordRunFailure(env.knex, fake('failed'), new Error('job stalled more than allowable limit'));
+    const run = await env.knex('tenant_db_runs').where({ id }).first();
+    expect(run).to.include({ status: 'failed', error: 'job stalled more than allowable limit' });
     await clearRuns();
   });
 
