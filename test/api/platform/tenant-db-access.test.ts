@@ -264,8 +264,8 @@ describe('tenant databases: access, phrases and transitions', function () {
       .knex('tenant_db_runs')
       .insert({ tenant_id: a.tenant.id, kind: 'schema_run', status: 'running' })
       .returning('id');
-    // the hook reads only data.runId and getState() of a Job
     const fake = (state: string) =>
+      // the hook reads only data.runId and getState() of a Job
       ({ data: { runId: id }, getState: async () => state }) as unknown as Job<TenantDbJobData>;
     await recordRunFailure(env.knex, fake('delayed'), new Error('job stalled more than allowable limit'));
     expect((await env.knex('tenant_db_runs').where({ id }).first()).status).to.equal('running');
