@@ -7,11 +7,11 @@ import { COMMANDS } from '../../../bin/cli.js';
 describe('tenant databases: use_tenant_db_read', () => {
   let a: TenantFixture;
   const flag = (on: boolean) =>
-    COMMANDS['tenant-db:read-flag'].run(env.knex, {
-      tenant: a.tenant.slug,
-      on: on || undefined,
-      off: !on || undefined,
-    });
+    COMMANDS['tenant-db:read-flag'].run(
+      env.knex,
+      { tenant: a.tenant.slug, on: on || undefined, off: !on || undefined },
+      {},
+    );
   const audits = () =>
     env
       .knex('platform_audit_log')
