@@ -1,3 +1,4 @@
+import { closeTenantPools } from '../db/tenant-pools.js';
 import type http from 'node:http';
 import { isMainModule, listenUntilClosed, runService } from '../lib/process.js';
 import { loadServerConfig } from '../lib/config.js';
@@ -68,6 +69,7 @@ export async function startWeb(
     release: async () => {
       await queues.close();
       redis.disconnect();
+      await closeTenantPools();
       await knex.destroy();
     },
   });

@@ -115,6 +115,20 @@ export const COMMANDS: Record<string, Command> = {
     check: (v) => (v.on === v.off ? 'Give exactly one of --on or --off.' : null),
     run: async (knex, v) => ({ tenant: await setDemoMode(knex, s(v.tenant), v.on === true) }),
   },
+  'tenant-db:read-flag': {
+    summary: "Switch a tenant's use_tenant_db_read on (needs copied data) or off (audited)",
+    options: {
+      tenant: { type: 'string', required: true, help: 'tenant slug or id' },
+      on: { type: 'boolean', help: 'read from the tenant database' },
+      off: { type: 'boolean', help: 'read from the shared database' },
+    },
+    check: (v) => (v.on === v.off ? 'Give exactly one of --on or --off.' : null),
+    run: async (knex, v) => {
+      // lazy: the tenant-db modules load only for this command (CLI start-up time)
+      const { setTenantDbReadFlag } = await import('../api/platform/tenant-db/read-flag.js');
+      return { tenant_db: await setTenantDbReadFlag(knex, s(v.tenant), v.on === true) };
+    },
+  },
   'demo:seed': {
     summary: 'Seed demo data: into one tenant (--tenant), or the whole demo platform into an empty database',
     options: {

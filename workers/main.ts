@@ -1,3 +1,4 @@
+import { closeTenantPools } from '../db/tenant-pools.js';
 import { Job, Queue, WaitingError, Worker, type KeepJobs, type Processor } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
@@ -404,6 +405,7 @@ export async function startWorkerProcess(env?: NodeJS.ProcessEnv): Promise<Runni
     async close() {
       logger.info({ running: handle.running() }, 'shutting down');
       await handle.close();
+      await closeTenantPools();
       await knex.destroy();
     },
   };

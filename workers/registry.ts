@@ -17,6 +17,7 @@ import * as apkRetention from '../jobs/apk-retention.js';
 import * as apkBuild from '../jobs/apk-build.js';
 import * as supplierImport from '../jobs/supplier-import.js';
 import * as provisioningCheck from '../jobs/provisioning-check.js';
+import * as tenantDb from '../jobs/tenant-db.js';
 import { jobDeps } from '../jobs/deps.js';
 
 /**
@@ -80,4 +81,9 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
     onFailed: (job, err) => supplierImport.recordFailure(jobDeps(), job, err),
   },
   'provisioning-check': { processor: provisioningCheck.process, concurrency: 2 },
+  'tenant-db': {
+    processor: tenantDb.process,
+    concurrency: 2,
+    onFailed: (job, err) => tenantDb.recordRunFailure(jobDeps().knex, job, err),
+  },
 };

@@ -1,0 +1,92 @@
+import type { Knex } from 'knex';
+import { ident } from './state.js';
+
+/**
+ * What the data copy reads and writes (issue 14 item 6): users, customers, invoices, tickets and
+ * every table they reference (tenant row, packages, OLTs, ONUs and whatever else their foreign keys
+ * name), in foreign-key order; each table's non-generated columns, the tenant's rows only.
+ */
+
+/** The tables the issue names; their foreign-key parents are added by copyPlan. */
+export const COPY_TABLES = ['tenants', 'packages', 'olts', 'onus', 'users', 'customers', 'invoices', 'tickets'];
+
+/** One table of the plan. */
+export interface CopyTable {
+  table: string;
+  columns: string[];
+  /** SQL condition selecting the tenant's rows (one `?` for the tenant id). */
+  filter: string;
+  /** Unique keys other than the primary key (plain columns, no predicate). */
+  uniqueKeys: string[][];
+}
+
+/**
+ * Computes the plan from the shared database's catalog.
+ * @throws Error when a foreign-key cycle or a table without tenant_id makes the order undefined
+ */
+export async function copyPlan(knex: Knex): Promise<CopyTable[]> {
+  const fks = (
+    await knex.raw<{ rows: { child: string; parent: string }[] }>(
+      `SELECT c.conrelid::regclass::text AS child, c.confrelid::regclass::text AS parent
+         FROM pg_constraint c WHERE c.contype = 'f' AND c.connamespace = 'public'::regnamespace`,
+    )
+  ).rows.filter((r) => r.child !== r.parent);
+  const parents = new Map<string, Set<string>>();
+  for (const r of fks) parents.set(r.child, (parents.get(r.child) ?? new Set()).add(r.parent));
+  const wanted = new Set<string>();
+  const add = (t: string) => {
+    if (wanted.has(t)) return;
+    wanted.add(t);
+    for (const p of parents.get(t) ?? []) add(p);
+  };
+  COPY_TABLES.forEach(add);
+  const order: string[] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (t: string) => {
+    if (state.get(t) === 'done') return;
+    if (state.get(t) === 'visiting') throw new Error(`foreign-key cycle through ${t}`);
+    state.set(t, 'visiting');
+    for (const p of [...(parents.get(t) ?? [])].sort()) if (wanted.has(p)) visit(p);
+    state.set(t, 'done');
+    order.push(t);
+  };
+  [...COPY_TABLES, ...[...wanted].sort()].forEach(visit);
+  const cols = (
+    await knex.raw<{ rows: { table_name: string; column_name: string }[] }>(
+      `SELECT c.relname AS table_name, a.attname AS column_name
+         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+        WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY(?) AND a.attnum > 0
+          AND NOT a.attisdropped AND a.attgenerated = ''
+        ORDER BY c.relname, a.attnum`,
+      [order],
+    )
+  ).rows;
+  const uniques = (
+    await knex.raw<{ rows: { table_name: string; cols: string[] }[] }>(
+      `SELECT c.relname AS table_name,
+              array(SELECT a.attname FROM unnest(i.indkey) WITH ORDINALITY k(n, o)
+                      JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n ORDER BY k.o)::text[] AS cols
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+        WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY(?) AND i.indisunique
+          AND NOT i.indisprimary AND i.indpred IS NULL AND i.indexprs IS NULL`,
+      [order],
+    )
+  ).rows;
+  return order.map((table) => {
+    const columns = cols.filter((c) => c.table_name === table).map((c) => c.column_name);
+    if (table !== 'tenants' && !columns.includes('tenant_id')) throw new Error(`table ${table} has no tenant_id`);
+    return {
+      table,
+      columns,
+      filter: table === 'tenants' ? 'id = ?' : 'tenant_id = ?',
+      uniqueKeys: uniques.filter((u) => u.table_name === table).map((u) => u.cols),
+    };
+  });
+}
+
+/** `ROW(c1, c2, ...)` of a table alias, for md5 over a row's text in a fixed column list. */
+export const rowExpr = (alias: string, columns: string[]): string =>
+  `ROW(${columns.map((c) => `${alias}.${ident(c)}`).join(', ')})`;
+
+/** The column list `"c1", "c2", ...`. */
+export const columnList = (columns: string[]): string => columns.map(ident).join(', ');

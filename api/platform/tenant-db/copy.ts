@@ -1,0 +1,207 @@
+import type { Knex } from 'knex';
+import { ident } from './state.js';
+import { TenantDbPermanentError } from './admin.js';
+import { columnList, copyPlan, rowExpr, type CopyTable } from './copy-plan.js';
+
+/**
+ * The data copy (issue 14 item 6): the shared database is only read; rows go to the tenant
+ * database in batches of 1,000 by id as JSON (`json_populate_recordset`: every type kept exactly),
+ * `INSERT ... ON CONFLICT (id) DO UPDATE`, a collision check and a checkpoint per batch; at the end
+ * per-table counts and checksums (md5 over md5(row::text) in id order, TimeZone UTC, same columns).
+ */
+
+export const BATCH_SIZE = 1000;
+/** Keys listed per table in a result. */
+const MAX_KEYS = 20;
+
+/** Where a run reports to (the job: progress, per-table log lines, checkpoint). */
+export interface CopyReporter {
+  progress(p: Record<string, unknown>): Promise<void>;
+  log(line: string): Promise<void>;
+  checkpoint(c: Record<string, number>): Promise<void>;
+  /** Test hook called after each committed batch (1-based count over the run). */
+  afterBatch?: (batch: number) => Promise<void> | void;
+}
+
+interface Batch {
+  rows: string;
+  last: number | null;
+  n: number;
+}
+
+/** Reads one batch of the tenant's rows of a table from the shared database, after id `after`. */
+async function readBatch(knex: Knex, t: CopyTable, tenantId: number, after: number): Promise<Batch> {
+  const r = await knex.raw<{ rows: Batch[] }>(
+    `SELECT coalesce(json_agg(b ORDER BY b.id), '[]')::text AS rows, max(b.id) AS last, count(*)::int AS n
+       FROM (SELECT ${columnList(t.columns)} FROM ${ident(t.table)} WHERE ${t.filter} AND id > ? ORDER BY id LIMIT ?) b`,
+    [tenantId, after, BATCH_SIZE],
+  );
+  return r.rows[0];
+}
+
+const source = (t: CopyTable) => `json_populate_recordset(null::${ident(t.table)}, ?::json)`;
+
+/** Collisions of a batch in the tenant database: a unique key on another id, or an id of another tenant/key. */
+async function collisions(tk: Knex | Knex.Transaction, t: CopyTable, rows: string): Promise<string[]> {
+  const keys: string[] = [];
+  for (const key of t.uniqueKeys) {
+    const on = key.map((c) => `t.${ident(c)} = r.${ident(c)}`).join(' AND ');
+    const r = await tk.raw<{ rows: { id: number; other: number }[] }>(
+      `SELECT r.id, t.id AS other FROM ${source(t)} r JOIN ${ident(t.table)} t ON ${on} WHERE t.id <> r.id LIMIT ?`,
+      [rows, MAX_KEYS],
+    );
+    for (const x of r.rows) keys.push(`${t.table}.${key.join('+')}: id ${x.id} vs ${x.other}`);
+  }
+  const owner = t.table === 'tenants' ? 'slug' : 'tenant_id';
+  const r = await tk.raw<{ rows: { id: number }[] }>(
+    `SELECT r.id FROM ${source(t)} r JOIN ${ident(t.table)} t ON t.id = r.id
+      WHERE t.${ident(owner)} IS DISTINCT FROM r.${ident(owner)} LIMIT ?`,
+    [rows, MAX_KEYS],
+  );
+  for (const x of r.rows) keys.push(`${t.table}.id ${x.id}: another ${owner}`);
+  return keys.slice(0, MAX_KEYS);
+}
+
+/** Count and checksum of a table's rows (the tenant's in shared; all in the tenant database). */
+export async function checksum(
+  k: Knex,
+  t: CopyTable,
+  tenantId: number | null,
+): Promise<{ count: number; checksum: string }> {
+  return k.transaction(async (trx) => {
+    await trx.raw("SET LOCAL TimeZone = 'UTC'");
+    const where = tenantId === null ? '' : `WHERE ${t.filter.replace('?', String(Number(tenantId)))}`;
+    const r = await trx.raw<{ rows: { n: number; sum: string }[] }>(
+      `SELECT count(*)::int AS n, md5(coalesce(string_agg(md5(${rowExpr('x', t.columns)}::text), '' ORDER BY x.id), '')) AS sum
+         FROM ${ident(t.table)} x ${where}`,
+    );
+    return { count: r.rows[0].n, checksum: r.rows[0].sum };
+  });
+}
+
+/**
+ * POST data-copy/dry-run's work (reads only, both sides): per table count, to_insert, to_update,
+ * collisions and up to 20 keys; `collisions_total` decides whether data-copy/run may start.
+ */
+export async function executeDryRun(knex: Knex, tk: Knex, tenantId: number, rep: CopyReporter) {
+  const plan = await copyPlan(knex);
+  const tables: Record<string, unknown>[] = [];
+  let total = 0;
+  for (const [i, t] of plan.entries()) {
+    let after = 0;
+    const s = { table: t.table, count: 0, to_insert: 0, to_update: 0, collisions: 0, keys: [] as string[] };
+    for (;;) {
+      const b = await readBatch(knex, t, tenantId, after);
+      if (!b.n) break;
+      const r = await tk.raw<{ rows: { ins: number; upd: number }[] }>(
+        `SELECT count(*) FILTER (WHERE t.id IS NULL)::int AS ins,
+                count(*) FILTER (WHERE t.id IS NOT NULL AND md5(${rowExpr('t', t.columns)}::text) <> md5(${rowExpr('r', t.columns)}::text))::int AS upd
+           FROM ${source(t)} r LEFT JOIN ${ident(t.table)} t ON t.id = r.id`,
+        [b.rows],
+      );
+      const keys = await collisions(tk, t, b.rows);
+      s.count += b.n;
+      s.to_insert += r.rows[0].ins;
+      s.to_update += r.rows[0].upd;
+      s.collisions += keys.length;
+      s.keys = [...s.keys, ...keys].slice(0, MAX_KEYS);
+      after = Number(b.last);
+    }
+    total += s.collisions;
+    tables.push(s);
+    await rep.log(
+      `${t.table}: ${s.count} rows, ${s.to_insert} to insert, ${s.to_update} to update, ${s.collisions} collisions`,
+    );
+    await rep.progress({ step: 'dry-run', table: t.table, tables_done: i + 1, tables_total: plan.length });
+  }
+  return { tables, collisions_total: total };
+}
+
+/**
+ * POST data-copy/run's work: resumes from the run's checkpoint `{table: lastId}` (a killed run
+ * re-copies no committed batch), then verifies counts and checksums.
+ * @throws TenantDbPermanentError on a collision or a checksum mismatch (the result attached)
+ */
+export async function executeCopy(
+  knex: Knex,
+  tk: Knex,
+  tenantId: number,
+  rep: CopyReporter,
+  checkpoint: Record<string, number>,
+) {
+  const plan = await copyPlan(knex);
+  const done: Record<string, number> = { ...checkpoint };
+  let batches = 0;
+  for (const [i, t] of plan.entries()) {
+    let after = done[t.table] ?? 0;
+    let copied = 0;
+    const updates = t.columns.filter((c) => c !== 'id').map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`);
+    for (;;) {
+      const b = await readBatch(knex, t, tenantId, after);
+      if (!b.n) break;
+      await tk.transaction(async (trx) => {
+        const keys = await collisions(trx, t, b.rows);
+        if (keys.length) {
+          const err = new TenantDbPermanentError(`collision in ${t.table}: ${keys[0]}`);
+          Object.assign(err, { result: { collisions: keys } });
+          throw err;
+        }
+        await trx.raw(
+          `INSERT INTO ${ident(t.table)} (${columnList(t.columns)}) SELECT ${columnList(t.columns)} FROM ${source(t)}
+           ON CONFLICT (id) DO ${updates.length ? `UPDATE SET ${updates.join(', ')}` : 'NOTHING'}`,
+          [b.rows],
+        );
+      });
+      after = Number(b.last);
+      copied += b.n;
+      done[t.table] = after;
+      await rep.checkpoint(done);
+      batches += 1;
+      await rep.progress({ step: 'copy', table: t.table, last_id: after, tables_done: i, tables_total: plan.length });
+      if (rep.afterBatch) await rep.afterBatch(batches);
+    }
+    await tk.raw(
+      `SELECT setval(pg_get_serial_sequence(?, 'id'), m) FROM (SELECT max(id) AS m FROM ${ident(t.table)}) x WHERE m IS NOT NULL AND pg_get_serial_sequence(?, 'id') IS NOT NULL`,
+      [t.table, t.table],
+    );
+    await rep.log(`${t.table}: ${copied} rows copied in this attempt (up to id ${after})`);
+  }
+  const tables: Record<string, unknown>[] = [];
+  const mismatched: string[] = [];
+  for (const t of plan) {
+    const a = await checksum(knex, t, tenantId);
+    const b = await checksum(tk, t, null);
+    const ok = a.count === b.count && a.checksum === b.checksum;
+    if (!ok) mismatched.push(t.table);
+    tables.push({
+      table: t.table,
+      count: a.count,
+      tenant_count: b.count,
+      checksum: a.checksum,
+      tenant_checksum: b.checksum,
+      ok,
+    });
+    await rep.log(`${t.table}: count ${a.count}/${b.count}, checksum ${ok ? 'equal' : 'DIFFERENT'}`);
+  }
+  const result = { tables, batches, collisions: [] as string[] };
+  if (mismatched.length) {
+    const err = new TenantDbPermanentError(`count or checksum differ: ${mismatched.join(', ')}`);
+    Object.assign(err, { result });
+    throw err;
+  }
+  await knex('tenant_databases')
+    .where({ tenant_id: tenantId })
+    .update({ status: 'data_copied', use_tenant_db_read: true, updated_at: knex.fn.now() });
+  return result;
+}
+
+/** POST data-copy/rollback's work: empties the copied tables; back to `schema_migrated`, read flag off. */
+export async function executeCopyRollback(knex: Knex, tk: Knex, tenantId: number, rep: CopyReporter) {
+  const plan = await copyPlan(knex);
+  await tk.raw(`TRUNCATE ${plan.map((t) => ident(t.table)).join(', ')} RESTART IDENTITY CASCADE`);
+  await rep.log(`emptied ${plan.map((t) => t.table).join(', ')}`);
+  await knex('tenant_databases')
+    .where({ tenant_id: tenantId })
+    .update({ status: 'schema_migrated', use_tenant_db_read: false, updated_at: knex.fn.now() });
+  return { emptied: plan.map((t) => t.table) };
+}
