@@ -31,6 +31,7 @@ import { supplierImportRoutes } from './supplier-import/routes.js';
 import { platformTenantRoutes } from './platform/tenants-routes.js';
 import { platformProvisioningRoutes } from './platform/provisioning-routes.js';
 import { platformCheckRoutes } from './platform/checks-route.js';
+import { platformRunRoutes } from './platform/runs/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -69,4 +70,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...platformTenantRoutes,
   ...platformProvisioningRoutes,
   ...platformCheckRoutes,
+  ...platformRunRoutes,
 ];

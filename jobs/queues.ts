@@ -34,6 +34,7 @@ export const QUEUE_NAMES = [
   'apk-build',
   'supplier-import',
   'provisioning-check',
+  'provisioning',
 ] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];

@@ -17,6 +17,7 @@ import * as apkRetention from '../jobs/apk-retention.js';
 import * as apkBuild from '../jobs/apk-build.js';
 import * as supplierImport from '../jobs/supplier-import.js';
 import * as provisioningCheck from '../jobs/provisioning-check.js';
+import * as provisioningRun from '../jobs/provisioning-run.js';
 import { jobDeps } from '../jobs/deps.js';
 
 /**
@@ -80,4 +81,5 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
     onFailed: (job, err) => supplierImport.recordFailure(jobDeps(), job, err),
   },
   'provisioning-check': { processor: provisioningCheck.process, concurrency: 2 },
+  provisioning: { processor: provisioningRun.process, concurrency: 2 },
 };
