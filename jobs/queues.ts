@@ -35,6 +35,7 @@ export const QUEUE_NAMES = [
   'supplier-import',
   'provisioning-check',
   'provisioning',
+  'customer-mailbox',
 ] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];

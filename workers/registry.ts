@@ -18,6 +18,7 @@ import * as apkBuild from '../jobs/apk-build.js';
 import * as supplierImport from '../jobs/supplier-import.js';
 import * as provisioningCheck from '../jobs/provisioning-check.js';
 import * as provisioningRun from '../jobs/provisioning-run.js';
+import * as customerMailbox from '../jobs/customer-mailbox.js';
 import { jobDeps } from '../jobs/deps.js';
 
 /**
@@ -82,4 +83,5 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
   },
   'provisioning-check': { processor: provisioningCheck.process, concurrency: 2 },
   provisioning: { processor: provisioningRun.process, concurrency: 2 },
+  'customer-mailbox': { processor: customerMailbox.process, concurrency: 4 },
 };

@@ -9,8 +9,7 @@ import type { Knex } from 'knex';
  * - provisioning_runs: one confirmed run (who, phrase, request, plan, status, each step's result and
  *   error); at most one open run (queued, running) per tenant;
  * - provisioning_mailboxes: mailboxes the runs created at the panel (address unique), the initial
- *   password sealed until shown once;
- * - customer_mailboxes: customer e-mail accounts (item 9), one per customer, address unique.
+ *   password sealed until shown once.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('provisioning_runs', (t) => {

@@ -67,8 +67,11 @@ export class FakePanel implements MailPanel {
   boxes = new Map<string, CreateMailboxInput>();
   creates = 0;
   failures: Error[] = [];
+  /** when set, createMailbox waits for it (a slow panel without a timing window) */
+  gate: Promise<void> | null = null;
   async createMailbox(input: CreateMailboxInput) {
     this.creates++;
+    if (this.gate) await this.gate;
     const e = this.failures.shift();
     if (e) throw e;
     const key = `${input.local_part}@${input.domain}`;
