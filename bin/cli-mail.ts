@@ -34,7 +34,8 @@ export interface MailCommand {
   options: Record<string, { type: 'string' | 'boolean'; required?: boolean; help: string }>;
   /** Extra checks beyond required options; returns an error message or null. */
   check?: (v: Values) => string | null;
-  run: (knex: Knex, v: Values) => Promise<Record<string, unknown>>;
+  /** `env`: the environment bin/cli.ts's main() was given (APP_KEY, DATA_DIR) */
+  run: (knex: Knex, v: Values, env: NodeJS.ProcessEnv) => Promise<Record<string, unknown>>;
 }
 
 /**
@@ -89,8 +90,8 @@ export const MAIL_COMMANDS: Record<string, MailCommand> = {
       'no-panel-ssl': { type: 'boolean', help: 'use plain http for the panel API' },
     },
     check: (v) => (v['panel-ssl'] && v['no-panel-ssl'] ? 'Give at most one of --panel-ssl and --no-panel-ssl.' : null),
-    run: async (knex, v) => ({
-      domain: await addDomain(knex, await cliAppKey(), {
+    run: async (knex, v, env) => ({
+      domain: await addDomain(knex, await cliAppKey(env), {
         name: str(v.name),
         imap_host: str(v['imap-host']),
         imap_port: str(v['imap-port']),

@@ -13,7 +13,7 @@ import { AppError } from '../api/errors.js';
 import { createPlatformAdmin, createTenant, createUser, setDemoMode } from '../api/tenants/service.js';
 import { ROLES } from '../api/tenants/catalog.js';
 import { createKnex, migrateLatest, type Knex } from '../db/knex.js';
-import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../db/seeds/demo.js';
+import { Model } from 'objection';
 import { resolveDatabase } from '../lib/infra/embedded.js';
 import { dataDirSetting, inheritedEnv } from '../lib/config.js';
 import { MAIL_COMMANDS } from './cli-mail.js';
@@ -28,8 +28,24 @@ interface Command {
   options: Record<string, Opt>;
   /** Extra checks beyond required options; returns an error message or null. */
   check?: (v: Record<string, string | boolean | undefined>) => string | null;
-  run: (knex: Knex, v: Record<string, string | boolean | undefined>) => Promise<Record<string, unknown>>;
+  /** `env`: the environment main() was given (APP_KEY, DATA_DIR, ...) */
+  run: (
+    knex: Knex,
+    v: Record<string, string | boolean | undefined>,
+    env: NodeJS.ProcessEnv,
+  ) => Promise<Record<string, unknown>>;
 }
+
+/** Where main() writes: stdout gets the one JSON result (or the usage), stderr the JSON error. */
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+const processIo: CliIo = {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+};
 
 const s = (v: unknown) => v as string;
 
@@ -108,6 +124,8 @@ export const COMMANDS: Record<string, Command> = {
     check: (v) =>
       v.size !== undefined && v.size !== 'full' && v.size !== 'small' ? 'Option --size must be full or small.' : null,
     run: async (knex, v) => {
+      // imported here: the seeds are a large module tree every other command would load for nothing
+      const { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } = await import('../db/seeds/demo.js');
       const r = await seedDemo(knex, {
         tenant: v.tenant as string | undefined,
         size: v.size as 'full' | 'small' | undefined,
@@ -189,25 +207,34 @@ export function parseCommand(
   return { name, values };
 }
 
-function fail(code: string, message: string, exit: number, errors?: Record<string, string[]>): number {
-  process.stderr.write(`${JSON.stringify({ error: { code, message, ...(errors ? { errors } : {}) } })}\n`);
+function fail(io: CliIo, code: string, message: string, exit: number, errors?: Record<string, string[]>): number {
+  io.err(`${JSON.stringify({ error: { code, message, ...(errors ? { errors } : {}) } })}\n`);
   return exit;
 }
 
 /**
  * Runs the CLI: parse, connect (starting the embedded PostgreSQL when needed), run, print.
- * @returns the process exit code
+ * Objection's Model binding is restored afterwards, so a caller in the same process (the tests) keeps
+ * its own knex.
+ * @param argv the arguments after the script name
+ * @param env the environment (DATABASE_URL, DATA_DIR, APP_KEY, ...)
+ * @param io where the JSON result and the JSON error go (default: the process's stdout and stderr)
+ * @returns the process exit code: 0 done, 1 refused or failed, 2 bad arguments
  */
-export async function main(argv: string[], env: NodeJS.ProcessEnv = inheritedEnv()): Promise<number> {
+export async function main(
+  argv: string[],
+  env: NodeJS.ProcessEnv = inheritedEnv(),
+  io: CliIo = processIo,
+): Promise<number> {
   let parsed;
   try {
     parsed = parseCommand(argv);
   } catch (e) {
-    if (e instanceof UsageError) return fail('USAGE', `${e.message} Run "npm run cli -- help" for usage.`, 2);
+    if (e instanceof UsageError) return fail(io, 'USAGE', `${e.message} Run "npm run cli -- help" for usage.`, 2);
     throw e;
   }
   if (parsed === 'help') {
-    process.stdout.write(`${usage()}\n`);
+    io.out(`${usage()}\n`);
     return 0;
   }
 
@@ -216,26 +243,39 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = inheritedEnv
   try {
     db = await resolveDatabase(env, dataDir, { reuseRunning: true });
   } catch (e) {
-    return fail('DATABASE_UNAVAILABLE', e instanceof Error ? e.message : String(e), 1);
+    return fail(io, 'DATABASE_UNAVAILABLE', e instanceof Error ? e.message : String(e), 1);
   }
+  const bound = (() => {
+    try {
+      return Model.knex();
+    } catch {
+      return undefined;
+    }
+  })();
   const knex = createKnex(db.url, { min: 0, max: 2 });
   try {
     // a server started here may be a fresh data dir: bring its schema up to date
     if (db.source === 'started') await migrateLatest(knex);
-    const result = await COMMANDS[parsed.name].run(knex, parsed.values);
-    process.stdout.write(`${JSON.stringify({ command: parsed.name, ...result })}\n`);
+    const result = await COMMANDS[parsed.name].run(knex, parsed.values, env);
+    io.out(`${JSON.stringify({ command: parsed.name, ...result })}\n`);
     return 0;
   } catch (e) {
-    if (e instanceof AppError) return fail(e.code, e.message, 1, e.errors);
+    if (e instanceof AppError) return fail(io, e.code, e.message, 1, e.errors);
     const pgCode = (e as { code?: string }).code;
     if (pgCode === '42P01')
-      return fail('SCHEMA_MISSING', 'The database has no schema yet: run the migrations first (npm run release).', 1);
+      return fail(
+        io,
+        'SCHEMA_MISSING',
+        'The database has no schema yet: run the migrations first (npm run release).',
+        1,
+      );
     if (pgCode === 'ECONNREFUSED' || pgCode === '28P01' || pgCode === '3D000') {
-      return fail('DATABASE_UNAVAILABLE', `Cannot use the database (${pgCode}): check DATABASE_URL.`, 1);
+      return fail(io, 'DATABASE_UNAVAILABLE', `Cannot use the database (${pgCode}): check DATABASE_URL.`, 1);
     }
-    return fail('FAILED', e instanceof Error ? e.message.split('\n')[0] : String(e), 1);
+    return fail(io, 'FAILED', e instanceof Error ? e.message.split('\n')[0] : String(e), 1);
   } finally {
     await knex.destroy();
+    if (bound) Model.knex(bound);
     await db.stop();
   }
 }
@@ -244,7 +284,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {
-      process.exit(fail('FAILED', e instanceof Error ? e.message : String(e), 1));
+      process.exit(fail(processIo, 'FAILED', e instanceof Error ? e.message : String(e), 1));
     },
   );
 }

@@ -1,8 +1,9 @@
 import type { Next } from 'koa';
 import type Koa from 'koa';
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { KoaAdapter } from '@bull-board/koa';
+import type * as BullBoardApi from '@bull-board/api';
+import type * as BullBoardBullMQ from '@bull-board/api/bullMQAdapter';
+import type * as BullBoardKoa from '@bull-board/koa';
+import { lazyRequire } from '../../lib/lazy-require.js';
 import { QUEUE_NAMES, QueueUnavailableError } from '../../jobs/queues.js';
 import { Forbidden, Unauthenticated } from '../errors.js';
 import type { AppContext, AppDeps, AppState } from '../context.js';
@@ -68,6 +69,10 @@ export function boardRoutes(
   let board: Koa.Middleware | null = null;
   const getBoard = (): Koa.Middleware => {
     if (!board) {
+      // loaded here: most processes never serve the board (lib/lazy-require.ts)
+      const { createBullBoard } = lazyRequire<typeof BullBoardApi>('@bull-board/api')();
+      const { BullMQAdapter } = lazyRequire<typeof BullBoardBullMQ>('@bull-board/api/bullMQAdapter')();
+      const { KoaAdapter } = lazyRequire<typeof BullBoardKoa>('@bull-board/koa')();
       const serverAdapter = new KoaAdapter();
       serverAdapter.setBasePath(BOARD_PATH);
       createBullBoard({

@@ -1,3 +1,4 @@
+import { systemClock } from '../../lib/clock.js';
 import type { PartialModelObject } from 'objection';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { InventoryItem, type InventoryItemType, type InventoryTracking } from '../../db/models/index.js';
@@ -165,7 +166,7 @@ export async function createItem(scope: TenantScope, actor: Actor, input: ItemIn
   return scope.knex.transaction(async (trx) => {
     const s = scope.withTransaction(trx);
     await assertSkuFree(s, cols.sku as string | null);
-    const now = new Date();
+    const now = systemClock.now();
     const row = await s.create(InventoryItem, { ...cols, created_at: now, updated_at: now }, trx);
     await recordAudit(s, {
       userId: actor.userId,
@@ -211,7 +212,7 @@ export async function updateItem(scope: TenantScope, actor: Actor, id: number, i
     await s
       .query(InventoryItem)
       .findById(id)
-      .patch({ ...cols, updated_at: new Date() });
+      .patch({ ...cols, updated_at: systemClock.now() });
     await recordAudit(s, {
       userId: actor.userId,
       action: 'inventory.item_updated',
@@ -237,7 +238,7 @@ export async function deleteItem(scope: TenantScope, actor: Actor, id: number) {
     const used = await itemUsed(s, id);
     if (!used) await s.query(InventoryItem).deleteById(id);
     else if (row.is_active)
-      await s.query(InventoryItem).findById(id).patch({ is_active: false, updated_at: new Date() });
+      await s.query(InventoryItem).findById(id).patch({ is_active: false, updated_at: systemClock.now() });
     await recordAudit(s, {
       userId: actor.userId,
       action: used ? 'inventory.item_deactivated' : 'inventory.item_deleted',

@@ -1,3 +1,4 @@
+import { systemClock } from '../../lib/clock.js';
 import type { PartialModelObject } from 'objection';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { InventoryLocation, User, type InventoryLocationType } from '../../db/models/index.js';
@@ -127,7 +128,7 @@ export async function createLocation(scope: TenantScope, actor: Actor, input: Lo
   return scope.knex.transaction(async (trx) => {
     const s = scope.withTransaction(trx);
     const cols = await locationColumns(s, input);
-    const now = new Date();
+    const now = systemClock.now();
     const row = await s.create(InventoryLocation, { ...cols, created_at: now, updated_at: now }, trx);
     await recordAudit(s, {
       userId: actor.userId,
@@ -169,7 +170,7 @@ export async function updateLocation(scope: TenantScope, actor: Actor, id: numbe
     await s
       .query(InventoryLocation)
       .findById(id)
-      .patch({ ...cols, updated_at: new Date() });
+      .patch({ ...cols, updated_at: systemClock.now() });
     await recordAudit(s, {
       userId: actor.userId,
       action: 'inventory.location_updated',
@@ -195,7 +196,7 @@ export async function deleteLocation(scope: TenantScope, actor: Actor, id: numbe
     const used = await locationUsed(s, id);
     if (!used) await s.query(InventoryLocation).deleteById(id);
     else if (row.is_active)
-      await s.query(InventoryLocation).findById(id).patch({ is_active: false, updated_at: new Date() });
+      await s.query(InventoryLocation).findById(id).patch({ is_active: false, updated_at: systemClock.now() });
     await recordAudit(s, {
       userId: actor.userId,
       action: used ? 'inventory.location_deactivated' : 'inventory.location_deleted',

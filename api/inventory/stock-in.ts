@@ -1,3 +1,4 @@
+import { systemClock } from '../../lib/clock.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { InventoryItem, Supplier } from '../../db/models/index.js';
 import { money, mul, round, toDbString, type Money } from '../../lib/money.js';
@@ -110,7 +111,7 @@ export async function stockIn(scope: TenantScope, actor: Actor, itemId: number, 
         note: input.note ?? null,
       },
     ]);
-    const now = new Date();
+    const now = systemClock.now();
     const [p] = await trx('inventory_purchases')
       .insert({
         id: purchaseId,

@@ -112,6 +112,14 @@ const KEY_ENV = 'ISP_KEYTOOL_KEYPASS';
 
 const binary = (opts: KeytoolOptions) => opts.path ?? 'keytool';
 
+/**
+ * JVM options for a short keytool run: the client compiler only, one compiler thread and the serial
+ * collector. keytool runs for about a second; the default tiered JIT and parallel GC threads spend
+ * more CPU than the work itself (measured here: `-list` 1.0 -> 0.6 s, `-genkeypair` RSA 2048
+ * 1.7 -> 1.0 s of CPU).
+ */
+export const KEYTOOL_JVM_FLAGS = ['-J-XX:TieredStopAtLevel=1', '-J-XX:CICompilerCount=1', '-J-XX:+UseSerialGC'];
+
 /** Output of one keytool run. */
 interface Run {
   ok: boolean;
@@ -127,7 +135,7 @@ async function keytool(args: string[], passwords: { store: string; key?: string 
   return slot(async () => {
     const r = await execa(
       binary(opts),
-      ['-J-Duser.language=en', '-J-Duser.country=US', '-J-Duser.timezone=UTC', ...args],
+      [...KEYTOOL_JVM_FLAGS, '-J-Duser.language=en', '-J-Duser.country=US', '-J-Duser.timezone=UTC', ...args],
       {
         env: { [STORE_ENV]: passwords.store, [KEY_ENV]: passwords.key ?? passwords.store, LC_ALL: 'C' },
         reject: false,

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { searchPath } from '../../lib/config.js';
 import { createApkSigningSource } from './keystores.js';
 import { MissingKeystoreError, type ApkSigningSource, type SigningMaterial } from './signing.js';
+import { KEYTOOL_JVM_FLAGS } from '../adapters/keytool.js';
 
 /**
  * The keystore source the web and worker processes use (issue 12): the keystore store of item 8
@@ -42,6 +43,7 @@ export async function generateKeystore(
   const r = await execa(
     opts.keytool ?? 'keytool',
     [
+      ...KEYTOOL_JVM_FLAGS,
       '-genkeypair',
       '-keystore',
       storeFile,

@@ -1,4 +1,6 @@
-import { ImapFlow, type FetchMessageObject } from 'imapflow';
+import type { ImapFlow, FetchMessageObject } from 'imapflow';
+import type * as Imapflow from 'imapflow';
+import { lazyRequire } from '../../lib/lazy-require.js';
 import type { Knex } from 'knex';
 import type { ExternalEmailAccount } from '../../db/models/index.js';
 import { TenantScope } from '../../db/tenant-scope.js';
@@ -9,6 +11,8 @@ import { classifyImapError, MailServerError } from '../adapters/mailbox-client/i
 import { imapOptions } from '../adapters/mailbox-client/pool.js';
 import type { AccountLogins } from './account.js';
 import { alreadyStored, storeInbound } from './store.js';
+
+const imapflow = lazyRequire<typeof Imapflow>('imapflow');
 
 /**
  * The IMAP side of the sync (issue 9 item 3): INBOX opened read-only (EXAMINE), messages fetched
@@ -61,7 +65,7 @@ export interface SourceContext {
 /** Connects and logs in; the signal closes the connection. @throws MailAuthError, MailServerError */
 async function connect(c: SourceContext): Promise<ImapFlow> {
   if (c.signal?.aborted) throw new MailServerError('imap', 'ABORTED', 'IMAP sync aborted');
-  const client = new ImapFlow(imapOptions(c.logins.incoming, c.timeoutMs ?? 10_000));
+  const client = new (imapflow().ImapFlow)(imapOptions(c.logins.incoming, c.timeoutMs ?? 10_000));
   client.on('error', () => {
     /* surfaced by the failing command */
   });

@@ -1,4 +1,7 @@
-import sanitizeHtml from 'sanitize-html';
+import type sanitizeHtml from 'sanitize-html';
+import { lazyRequire } from '../../lib/lazy-require.js';
+
+const sanitizer = lazyRequire<typeof sanitizeHtml>('sanitize-html');
 
 /**
  * The HTML of a received e-mail made safe to show in the admin panel (issue 9 item 4): sanitize-html
@@ -9,38 +12,45 @@ import sanitizeHtml from 'sanitize-html';
  * the attachment's download URL when read, see rewriteCidLinks), never remote (no tracking pixel).
  * Links get rel="noopener noreferrer nofollow" and target _blank.
  */
-const OPTIONS: sanitizeHtml.IOptions = {
-  allowedTags: [
-    ...sanitizeHtml.defaults.allowedTags.filter((t) => t !== 'style'),
-    'img',
-    'font',
-    'center',
-    'span',
-    'u',
-    's',
-  ],
-  disallowedTagsMode: 'discard',
-  allowedAttributes: {
-    a: ['href', 'name', 'title'],
-    img: ['src', 'alt', 'title', 'width', 'height'],
-    font: ['color', 'size', 'face'],
-    td: ['colspan', 'rowspan', 'align', 'valign', 'width'],
-    th: ['colspan', 'rowspan', 'align', 'valign', 'width'],
-    table: ['width', 'border', 'cellpadding', 'cellspacing', 'align'],
-    '*': ['align', 'dir', 'lang'],
-  },
-  allowedSchemes: ['http', 'https', 'mailto', 'tel'],
-  allowedSchemesByTag: { img: ['cid'] },
-  allowedSchemesAppliedToAttributes: ['href', 'src', 'cite'],
-  allowProtocolRelative: false,
-  nonTextTags: ['script', 'style', 'textarea', 'noscript', 'title', 'head'],
-  transformTags: {
-    a: sanitizeHtml.simpleTransform('a', { rel: 'noopener noreferrer nofollow', target: '_blank' }),
-  },
-  exclusiveFilter: (frame) => frame.tag === 'img' && !/^cid:/i.test(frame.attribs.src ?? ''),
-};
-// rel and target are set by the transform; allow them on the way out
-(OPTIONS.allowedAttributes as Record<string, string[]>).a.push('rel', 'target');
+let options: sanitizeHtml.IOptions | undefined;
+/** The options, built on first use (sanitize-html is loaded then). */
+function sanitizeOptions(): sanitizeHtml.IOptions {
+  if (options) return options;
+  const sanitizeHtml = sanitizer();
+  const o: sanitizeHtml.IOptions = {
+    allowedTags: [
+      ...sanitizeHtml.defaults.allowedTags.filter((t) => t !== 'style'),
+      'img',
+      'font',
+      'center',
+      'span',
+      'u',
+      's',
+    ],
+    disallowedTagsMode: 'discard',
+    allowedAttributes: {
+      a: ['href', 'name', 'title'],
+      img: ['src', 'alt', 'title', 'width', 'height'],
+      font: ['color', 'size', 'face'],
+      td: ['colspan', 'rowspan', 'align', 'valign', 'width'],
+      th: ['colspan', 'rowspan', 'align', 'valign', 'width'],
+      table: ['width', 'border', 'cellpadding', 'cellspacing', 'align'],
+      '*': ['align', 'dir', 'lang'],
+    },
+    allowedSchemes: ['http', 'https', 'mailto', 'tel'],
+    allowedSchemesByTag: { img: ['cid'] },
+    allowedSchemesAppliedToAttributes: ['href', 'src', 'cite'],
+    allowProtocolRelative: false,
+    nonTextTags: ['script', 'style', 'textarea', 'noscript', 'title', 'head'],
+    transformTags: {
+      a: sanitizeHtml.simpleTransform('a', { rel: 'noopener noreferrer nofollow', target: '_blank' }),
+    },
+    exclusiveFilter: (frame) => frame.tag === 'img' && !/^cid:/i.test(frame.attribs.src ?? ''),
+  };
+  // rel and target are set by the transform; allow them on the way out
+  (o.allowedAttributes as Record<string, string[]>).a.push('rel', 'target');
+  return (options = o);
+}
 
 /**
  * Sanitises the HTML body of an e-mail (see the rules above).
@@ -48,7 +58,7 @@ const OPTIONS: sanitizeHtml.IOptions = {
  * @returns safe HTML, `cid:` image sources kept for rewriteCidLinks
  */
 export function sanitizeEmailHtml(html: string): string {
-  return sanitizeHtml(html, OPTIONS);
+  return sanitizer()(html, sanitizeOptions());
 }
 
 /**

@@ -1,5 +1,6 @@
 import { UnrecoverableError } from 'bullmq';
-import { ImapFlow } from 'imapflow';
+import type * as Imapflow from 'imapflow';
+import { lazyRequire } from '../../lib/lazy-require.js';
 import type { Knex } from 'knex';
 import { CommunicationMessage } from '../../db/models/index.js';
 import { TenantScope } from '../../db/tenant-scope.js';
@@ -19,6 +20,8 @@ import {
 } from '../adapters/mailbox-client/index.js';
 import { accountLogins, loadAccount } from './account.js';
 import { classifySendFailure } from './send-outcome.js';
+
+const imapflow = lazyRequire<typeof Imapflow>('imapflow');
 
 /**
  * One queued outbound e-mail sent over the tenant account's SMTP server (issue 9 item 5), at most
@@ -63,7 +66,7 @@ export interface SendContext {
  * @throws MailAuthError, MailServerError (the caller logs them)
  */
 export async function appendSentCopy(login: MailboxCredentials, raw: Buffer, signal?: AbortSignal): Promise<void> {
-  const client = new ImapFlow(imapOptions(login, 10_000));
+  const client = new (imapflow().ImapFlow)(imapOptions(login, 10_000));
   client.on('error', () => {
     /* surfaced by the failing command */
   });

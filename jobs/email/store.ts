@@ -1,12 +1,16 @@
 import crypto from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
-import { MailParser, type AddressObject, type StreamAttachment, type StreamText } from 'mailparser';
+import type { MailParser, AddressObject, StreamAttachment, StreamText } from 'mailparser';
+import type * as Mailparser from 'mailparser';
+import { lazyRequire } from '../../lib/lazy-require.js';
 import type { Knex } from 'knex';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { CommunicationAttachment, CommunicationMessage } from '../../db/models/index.js';
 import { StorageLimitError, type Storage } from '../../lib/storage/index.js';
 import { formatAddress, messageIds } from '../adapters/mailbox-client/parse.js';
 import { sanitizeEmailHtml } from './sanitize.js';
+
+const mailparser = lazyRequire<typeof Mailparser>('mailparser');
 
 /**
  * Storing one received e-mail into the inbox (issue 9 items 3, 4): the raw message is streamed
@@ -134,7 +138,7 @@ interface Parsed {
 /** Runs the streaming parser over the source. Attachments are stored as they arrive. */
 function parse(source: Readable, storage: Storage | undefined, tenantId: number): Promise<Parsed> {
   return new Promise((resolve, reject) => {
-    const parser = new MailParser({ keepCidLinks: true, skipImageLinks: true, skipTextLinks: true });
+    const parser = new (mailparser().MailParser)({ keepCidLinks: true, skipImageLinks: true, skipTextLinks: true });
     const out: Parsed = { parser, text: null, html: null, attachments: [] };
     const pending: Promise<void>[] = [];
     let failed = false;

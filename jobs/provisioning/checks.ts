@@ -1,8 +1,11 @@
 import pg from 'pg';
-import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import type * as S3Sdk from '@aws-sdk/client-s3';
+import { lazyRequire } from '../../lib/lazy-require.js';
 import { createMailPanel, PanelError } from '../adapters/mail-panel/index.js';
 import { createCloudflareDns } from '../adapters/dns/cloudflare.js';
 import { DnsProviderError, type ProvisioningCredentials } from './contract.js';
+
+const s3Sdk = lazyRequire<typeof S3Sdk>('@aws-sdk/client-s3');
 
 /**
  * The read-only credential checks of issue 13 item 5. Each answers `{ok, message, details}` and
@@ -119,6 +122,7 @@ export async function checkMailPanel(c: ProvisioningCredentials, o: CheckOptions
 export async function checkStorage(c: ProvisioningCredentials, o: CheckOptions = {}): Promise<CheckOutcome> {
   const st = c.storage;
   if (!st) return missing('The storage credential');
+  const { HeadBucketCommand, S3Client } = s3Sdk();
   const s3 = new S3Client({
     endpoint: st.endpoint,
     region: st.region,

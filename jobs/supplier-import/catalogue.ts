@@ -98,6 +98,8 @@ export function countActions(rows: readonly { action: string; valid: boolean }[]
  * Applies valid rows in one transaction: matches again, inserts new master items, updates changed
  * ones (blank fields kept), upserts this supplier's buy price; adds no stock. Idempotent: a second
  * run finds every row unchanged.
+ * @param record runs inside the same transaction with the counts (the job stores its result there,
+ *   so a crash after the commit cannot leave written rows behind an unfinished import)
  * @returns how many rows created, updated and skipped
  */
 export async function applyRows(
@@ -105,6 +107,7 @@ export async function applyRows(
   tenantId: number,
   supplierId: number,
   rows: readonly ImportRow[],
+  record?: (trx: Knex.Transaction, result: { created: number; updated: number; skipped: number }) => Promise<void>,
 ): Promise<{ created: number; updated: number; skipped: number }> {
   return knex.transaction(async (trx) => {
     const matches = await matchItems(trx, tenantId, supplierId, rows);
@@ -162,10 +165,12 @@ export async function applyRows(
         [tenantId, supplierId, priced.map((p) => p.id), nullable(priced.map((p) => p.cost))],
       );
     }
-    return {
+    const result = {
       created: creates.length,
       updated: updates.length,
       skipped: decided.length - creates.length - updates.length,
     };
+    await record?.(trx, result);
+    return result;
   });
 }

@@ -100,7 +100,7 @@ export async function runParse(job: JobLike<ParseJobData>, deps: RunDeps): Promi
 
 /**
  * `apply`: applies the stored rows in one set-based transaction (jobs/supplier-import/catalogue.ts
- * applyRows) and stores the result on the import.
+ * applyRows) that also stores the result on the import (status completed).
  * @returns {created, updated, skipped} (the stored result when the import already finished; null when it is gone)
  */
 export async function runApply(
@@ -119,10 +119,12 @@ export async function runApply(
   if (run.status === 'completed') return run.result;
   await knex('supplier_imports').where({ id: importId }).update({ status: 'running' });
   await job.log(`applying ${run.items.length} rows`);
-  const result = await applyRows(knex, tenantId, supplierId, run.items);
-  await knex('supplier_imports')
-    .where({ id: importId })
-    .update({ status: 'completed', result: JSON.stringify(result), finished_at: (deps.clock ?? systemClock).now() });
+  // the result is stored in the transaction that writes the items: both or neither
+  const result = await applyRows(knex, tenantId, supplierId, run.items, async (trx, r) => {
+    await trx('supplier_imports')
+      .where({ id: importId })
+      .update({ status: 'completed', result: JSON.stringify(r), finished_at: (deps.clock ?? systemClock).now() });
+  });
   await job.log(`done: ${result.created} created, ${result.updated} updated, ${result.skipped} skipped`);
   return result;
 }

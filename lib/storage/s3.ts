@@ -1,15 +1,14 @@
 import { Readable } from 'node:stream';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  S3Client,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type * as S3Sdk from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type * as S3LibStorage from '@aws-sdk/lib-storage';
+import { lazyRequire } from '../lazy-require.js';
 import { StorageNotFoundError } from './errors.js';
 import type { GetResult, PutOptions, PutResult, S3StorageConfig, Storage } from './types.js';
 import { inspectUpload, validateKey } from './upload.js';
+
+const sdk = lazyRequire<typeof S3Sdk>('@aws-sdk/client-s3');
+const libStorage = lazyRequire<typeof S3LibStorage>('@aws-sdk/lib-storage');
 
 /** Multipart part size: S3's minimum (5 MiB); at most PART_QUEUE parts are held in memory. */
 export const PART_BYTES = 5 * 1024 * 1024;
@@ -38,7 +37,7 @@ export class S3Storage implements Storage {
     this.bucket = config.bucket;
     this.client =
       client ??
-      new S3Client({
+      new (sdk().S3Client)({
         region: config.region,
         endpoint: config.endpoint,
         forcePathStyle: config.forcePathStyle ?? false,
@@ -61,7 +60,7 @@ export class S3Storage implements Storage {
     upload.body.once('error', (e) => {
       failure = e;
     });
-    const up = new Upload({
+    const up = new (libStorage().Upload)({
       client: this.client,
       params: { Bucket: this.bucket, Key: key, Body: upload.body, ContentType: upload.mime },
       partSize: PART_BYTES,
@@ -82,7 +81,7 @@ export class S3Storage implements Storage {
   async get(key: string): Promise<GetResult> {
     validateKey(key);
     try {
-      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const r = await this.client.send(new (sdk().GetObjectCommand)({ Bucket: this.bucket, Key: key }));
       if (!(r.Body instanceof Readable)) throw new Error('S3 GetObject returned no Node stream');
       return { stream: r.Body, size: Number(r.ContentLength ?? 0), mime: r.ContentType || undefined };
     } catch (e) {
@@ -94,14 +93,14 @@ export class S3Storage implements Storage {
   /** @see Storage.delete */
   async delete(key: string): Promise<void> {
     validateKey(key);
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    await this.client.send(new (sdk().DeleteObjectCommand)({ Bucket: this.bucket, Key: key }));
   }
 
   /** @see Storage.exists */
   async exists(key: string): Promise<boolean> {
     validateKey(key);
     try {
-      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      await this.client.send(new (sdk().HeadObjectCommand)({ Bucket: this.bucket, Key: key }));
       return true;
     } catch (e) {
       if (isNotFound(e)) return false;
@@ -112,5 +111,5 @@ export class S3Storage implements Storage {
 
 function isNotFound(e: unknown): boolean {
   // GetObject answers NoSuchKey; HeadObject has no body, so a bare 404 (NotFound)
-  return e instanceof S3ServiceException && (e.name === 'NoSuchKey' || e.name === 'NotFound');
+  return e instanceof sdk().S3ServiceException && (e.name === 'NoSuchKey' || e.name === 'NotFound');
 }

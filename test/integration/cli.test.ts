@@ -11,6 +11,7 @@ import { portOpen } from '../../lib/infra/free-port.js';
 import { removeSystemState } from '../../lib/infra/system-dirs.js';
 import { makeTenant } from '../helpers/fixtures.js';
 import { env } from '../helpers/env.js';
+import { main } from '../../bin/cli.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const uniq = () => randomBytes(4).toString('hex');
@@ -23,8 +24,48 @@ interface CliResult {
   error: any;
 }
 
-/** Runs bin/cli.ts as a subprocess (node + tsx) with only PATH, HOME and `vars` in its environment. */
+const parse = (s: string) => {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return null;
+  }
+};
+
+const result = (code: number, stdout: string, stderr: string): CliResult => ({
+  code,
+  stdout,
+  stderr,
+  json: parse(stdout),
+  error: parse(stderr)?.error ?? null,
+});
+
+/**
+ * Runs the CLI's main() in this process (the command table, parsing, database, output and exit code
+ * are the same as a subprocess's; only node's start-up is saved) with only PATH, HOME and `vars` as
+ * its environment.
+ */
 async function cli(
+  args: string[],
+  vars: Record<string, string> = { DATABASE_URL: env.databaseUrl },
+): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  // one at a time: main() binds Objection's Model to its knex while it runs
+  const run = queue.then(() =>
+    main(
+      args,
+      { PATH: process.env.PATH, HOME: process.env.HOME, ...vars },
+      { out: (t) => (stdout += t), err: (t) => (stderr += t) },
+    ),
+  );
+  queue = run.catch(() => 0);
+  return result(await run, stdout, stderr);
+}
+let queue: Promise<number> = Promise.resolve(0);
+
+/** Runs bin/cli.ts as a subprocess (node + tsx), as `npm run cli` does, with only PATH, HOME and `vars`. */
+async function spawnCli(
   args: string[],
   vars: Record<string, string> = { DATABASE_URL: env.databaseUrl },
 ): Promise<CliResult> {
@@ -34,20 +75,7 @@ async function cli(
     extendEnv: false,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...vars },
   });
-  const parse = (s: string) => {
-    try {
-      return JSON.parse(s);
-    } catch {
-      return null;
-    }
-  };
-  return {
-    code: r.exitCode ?? -1,
-    stdout: r.stdout as string,
-    stderr: r.stderr as string,
-    json: parse(r.stdout as string),
-    error: parse(r.stderr as string)?.error ?? null,
-  };
+  return result(r.exitCode ?? -1, r.stdout as string, r.stderr as string);
 }
 
 /** Asserts a secret appears in neither output stream. */
@@ -57,10 +85,10 @@ function expectNotPrinted(r: CliResult, secret: string) {
 }
 
 describe('operator CLI (bin/cli.ts)', function () {
-  this.timeout(180_000); // each case starts node + tsx several times; generous for a loaded CI box
+  this.timeout(180_000); // a few cases start node + tsx; generous for a loaded CI box
 
-  it('help and no command print the usage with every command, exit 0', async () => {
-    for (const r of await Promise.all([cli(['help']), cli([])])) {
+  it('help (as a subprocess, the npm run cli path) and no command print the usage with every command, exit 0', async () => {
+    for (const r of [await spawnCli(['help']), await cli([])]) {
       expect(r.code).to.equal(0);
       for (const c of ['platform-admin:create', 'tenant:create', 'user:create', 'tenant:demo-mode', 'demo:seed'])
         expect(r.stdout).to.include(c);
@@ -279,30 +307,40 @@ describe('operator CLI (bin/cli.ts)', function () {
       expect(r.stdout).to.equal('');
       expectNotPrinted(r, secret);
     }
+    // the subprocess exits with main()'s code and prints the same JSON error
+    const spawned = await spawnCli(cases[0][0]);
+    expect(spawned.code).to.equal(2);
+    expect(spawned.error.message).to.match(cases[0][1]);
     expect(await env.knex('users').where({ email: 'a@b.test' }).first()).to.equal(undefined);
   });
 
   it('without DATABASE_URL: starts the embedded server of the data dir for the command (initialised and migrated) and stops it', async () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'isp-cli-'));
     try {
-      const r = await cli(['platform-admin:create', '--email', 'first@example.test', '--password', 'first-pass-1'], {
-        DATA_DIR: dataDir,
-      });
+      const r = await spawnCli(
+        ['platform-admin:create', '--email', 'first@example.test', '--password', 'first-pass-1'],
+        {
+          DATA_DIR: dataDir,
+        },
+      );
       expect(r.code, r.stderr).to.equal(0);
       expect(r.json.platform_admin.email).to.equal('first@example.test');
       const meta = JSON.parse(await fs.readFile(path.join(dataDir, 'postgres.json'), 'utf8'));
       expect(await portOpen(meta.port)).to.equal(false);
       // the same database again: the admin is there
-      const dup = await cli(['platform-admin:create', '--email', 'first@example.test', '--password', 'first-pass-1'], {
-        DATA_DIR: dataDir,
-      });
+      const dup = await spawnCli(
+        ['platform-admin:create', '--email', 'first@example.test', '--password', 'first-pass-1'],
+        {
+          DATA_DIR: dataDir,
+        },
+      );
       expect(dup.error.code).to.equal('CONFLICT');
       expect(await portOpen(meta.port)).to.equal(false);
 
       // while the platform runs (a server on that data dir is up): the CLI uses it and leaves it running
       const pg = await startEmbeddedPostgres(path.join(dataDir, 'postgres'), 'isp');
       try {
-        const t = await cli(
+        const t = await spawnCli(
           [
             'tenant:create',
             '--slug',

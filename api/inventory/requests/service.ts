@@ -1,3 +1,4 @@
+import { systemClock } from '../../../lib/clock.js';
 import type { Knex } from 'knex';
 import type { TenantScope } from '../../../db/tenant-scope.js';
 import {
@@ -90,7 +91,7 @@ export async function addHistory(
     to_status: h.to,
     reason: h.reason ?? null,
     user_id: h.userId,
-    created_at: new Date(),
+    created_at: systemClock.now(),
   });
 }
 
@@ -195,7 +196,7 @@ export async function createRequest(scope: TenantScope, who: Requester, input: R
     const { cols, items } = await checkRequest(s, input, undefined);
     const status = input.draft ? 'draft' : 'pending';
     const { number } = await nextDocumentNumber(trx, s.tenantId, 'inventory_request', 'IR');
-    const now = new Date();
+    const now = systemClock.now();
     const row = await s.create(
       InventoryRequest,
       { ...cols, number, status, requested_by: who.userId, created_at: now, updated_at: now },
@@ -222,7 +223,7 @@ export async function updateRequest(scope: TenantScope, who: Requester, id: numb
     await s
       .query(InventoryRequest)
       .findById(id)
-      .patch({ ...cols, updated_at: new Date() });
+      .patch({ ...cols, updated_at: systemClock.now() });
     if (items) await writeItems(s, trx, id, items);
     await addHistory(s, trx, { requestId: id, action: 'edited', from: row.status, to: row.status, userId: who.userId });
   });

@@ -1,3 +1,4 @@
+import { systemClock } from '../../../lib/clock.js';
 import type { PartialModelObject } from 'objection';
 import type { TenantScope } from '../../../db/tenant-scope.js';
 import { InventoryRequest, type InventoryRequestStatus } from '../../../db/models/index.js';
@@ -141,7 +142,7 @@ export async function transitionRequest(
     const s = scope.withTransaction(trx);
     const row = await lockRequest(s, id, who);
     const to = requestMachine.next(row.status, action);
-    const now = new Date();
+    const now = systemClock.now();
     const patch: PartialModelObject<InventoryRequest> = { status: to, updated_at: now };
     const reason = body.reason?.trim() || null;
     if (action === 'reject' || action === 'defer') {

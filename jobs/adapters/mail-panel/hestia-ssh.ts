@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import ssh2 from 'ssh2';
+import type * as Ssh2 from 'ssh2';
+import { lazyRequire } from '../../../lib/lazy-require.js';
 import type { Client, ConnectConfig } from 'ssh2';
 import { classifyHestiaExit, classifyNetworkError, HESTIA_EXIT, redactSecrets } from './classify.js';
 import {
@@ -11,6 +12,8 @@ import {
 } from './shell.js';
 import { assertValidAddress, assertValidCreateInput, quotaToMegabytes } from './validate.js';
 import { PanelError, type MailPanel, type MailPanelConfig } from './types.js';
+
+const ssh2 = lazyRequire<typeof Ssh2>('ssh2');
 
 /**
  * HestiaCP adapter over SSH (ssh2): runs Hestia's CLI (`v-add-mail-account`, `v-list-mail-account`,
@@ -51,7 +54,7 @@ const OUTPUT_CAP = 64 * 1024;
 /** The default SshConnect: a new ssh2 Client, resolved on 'ready', destroyed when `signal` fires first. */
 export const defaultSshConnect: SshConnect = (config, signal) =>
   new Promise<Client>((resolve, reject) => {
-    const client = new ssh2.Client();
+    const client = new (ssh2().Client)();
     const onAbort = () => {
       client.destroy();
       reject(signal?.reason ?? new Error('aborted'));

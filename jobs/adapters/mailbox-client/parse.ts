@@ -1,6 +1,10 @@
-import { simpleParser, type AddressObject } from 'mailparser';
+import type { AddressObject } from 'mailparser';
+import type * as Mailparser from 'mailparser';
+import { lazyRequire } from '../../../lib/lazy-require.js';
 import type { FetchMessageObject, MessageAddressObject } from 'imapflow';
 import type { EmailDetail, EmailSummary } from './types.js';
+
+const mailparser = lazyRequire<typeof Mailparser>('mailparser');
 
 /**
  * Pure parsing and header-building helpers of the mailbox client: summaries from IMAP envelopes,
@@ -75,7 +79,7 @@ export function messageIds(v: string | string[] | undefined | null): string[] {
  * cc, date and attachment metadata). `body_raw` is the source as received (decoded as UTF-8).
  */
 export async function toDetail(uid: number | string, source: Buffer): Promise<EmailDetail> {
-  const p = await simpleParser(source, {
+  const p = await mailparser().simpleParser(source, {
     keepCidLinks: true,
     skipTextToHtml: true,
     skipImageLinks: true,
@@ -116,7 +120,7 @@ export interface ReplyOriginal {
 
 /** Reads the header fields a reply needs from a raw header block (or full source). */
 export async function parseReplyOriginal(headers: Buffer): Promise<ReplyOriginal> {
-  const p = await simpleParser(headers, {
+  const p = await mailparser().simpleParser(headers, {
     skipHtmlToText: true,
     skipTextToHtml: true,
     skipImageLinks: true,

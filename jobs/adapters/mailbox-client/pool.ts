@@ -1,8 +1,12 @@
 import crypto from 'node:crypto';
-import { ImapFlow } from 'imapflow';
+import type { ImapFlow } from 'imapflow';
+import type * as Imapflow from 'imapflow';
+import { lazyRequire } from '../../../lib/lazy-require.js';
 import type { MailboxCredentials, MailServerEndpoint } from './types.js';
 import { abortedError, classifyImapError, EmailNotFoundError, MailServerError } from './errors.js';
 import { mailTls, type MailTlsFor } from './tls.js';
+
+const imapflow = lazyRequire<typeof Imapflow>('imapflow');
 
 /**
  * In-memory IMAP connection reuse (issue 3 §4): a logged-in imapflow client is kept for a short
@@ -175,7 +179,7 @@ export class ImapPool {
   }
 
   private open(key: string, c: MailboxCredentials): Entry {
-    const client = new ImapFlow(imapOptions(c, this.timeoutMs, this.tlsFor));
+    const client = new (imapflow().ImapFlow)(imapOptions(c, this.timeoutMs, this.tlsFor));
     const entry: Entry = {
       key,
       client,

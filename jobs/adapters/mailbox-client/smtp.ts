@@ -1,11 +1,16 @@
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
-import nodemailer from 'nodemailer';
-import MailComposer from 'nodemailer/lib/mail-composer';
-import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import type Nodemailer from 'nodemailer';
+import type MailComposerClass from 'nodemailer/lib/mail-composer';
+import type SMTPConnectionClass from 'nodemailer/lib/smtp-connection';
+import { lazyRequire } from '../../../lib/lazy-require.js';
 import type { MailboxCredentials } from './types.js';
 import { abortedError, classifySmtpError } from './errors.js';
 import { mailTls, type MailTlsFor } from './tls.js';
+
+const nodemailer = lazyRequire<typeof Nodemailer>('nodemailer');
+const MailComposer = lazyRequire<typeof MailComposerClass>('nodemailer/lib/mail-composer');
+const SMTPConnection = lazyRequire<typeof SMTPConnectionClass>('nodemailer/lib/smtp-connection');
 
 /**
  * Outgoing mail of the mailbox client: composing the RFC 5322 message once (so the very same bytes
@@ -32,7 +37,7 @@ export function newMessageId(mailbox: string): string {
 
 /** Builds the raw message (Date, Message-ID, threading headers, text/plain UTF-8). */
 export async function composeMessage(m: OutgoingMessage): Promise<Buffer> {
-  const composer = new MailComposer({
+  const composer = new (MailComposer())({
     from: m.from,
     to: m.to,
     subject: m.subject,
@@ -66,7 +71,7 @@ export async function submit(
 ): Promise<void> {
   if (signal?.aborted) throw abortedError('smtp');
   const ep = c.smtp;
-  const transport = nodemailer.createTransport({
+  const transport = nodemailer().createTransport({
     host: ep.host,
     port: ep.port,
     secure: ep.security === 'ssl',
@@ -136,7 +141,7 @@ export async function submitTracked(
 ): Promise<void> {
   if (signal?.aborted) throw abortedError('smtp');
   const ep = c.smtp;
-  const conn = new SMTPConnection({
+  const conn = new (SMTPConnection())({
     host: ep.host,
     port: ep.port,
     secure: ep.security === 'ssl',

@@ -31,6 +31,35 @@ describe('supplier import: matching and applying (issue 16 item 6)', () => {
     expect(countActions(decided)).to.deep.equal({ total: 3, valid: 3, invalid: 0, create: 1, update: 2, skip: 0 });
   });
 
+  it('a failure while recording the result undoes the whole apply (items and buy prices)', async () => {
+    const count = async (t: string, w: Record<string, number>) =>
+      Number((await env.knex(t).where(w).count('* as n'))[0].n);
+    const before = [
+      await count('inventory_items', { tenant_id: f.tenant.id }),
+      await count('supplier_items', { supplier_id: supplierId }),
+    ];
+    let seen: unknown;
+    const failing = applyRows(
+      env.knex,
+      f.tenant.id,
+      supplierId,
+      [row(1, 'Patch cord', 'PC-1', '9000', '')],
+      (_t, r) => {
+        seen = r;
+        return Promise.reject(new Error('result not stored'));
+      },
+    );
+    await failing.then(
+      () => expect.fail('applyRows should fail with its record callback'),
+      (e: Error) => expect(e.message).to.equal('result not stored'),
+    );
+    expect(seen).to.deep.equal({ created: 1, updated: 0, skipped: 0 });
+    expect([
+      await count('inventory_items', { tenant_id: f.tenant.id }),
+      await count('supplier_items', { supplier_id: supplierId }),
+    ]).to.deep.equal(before);
+  });
+
   it('applies once (creates, updates, buy prices, no stock) and a second time skips all', async () => {
     const rows = [row(1, 'ONT ZTE F609', 'ZTE-609', '250000', '310000'), row(2, 'Splitter 1:8', 'SP-8', '45000', '')];
     expect(await applyRows(env.knex, f.tenant.id, supplierId, rows)).to.deep.equal({
