@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.js';
 import { DemoGuardBlocked, NotFound, ValidationFailed } from '../../errors.js';
 import { recordPlatformAudit } from '../audit.js';
 import { assertUnlocked } from '../readiness.js';
+import { systemClock } from '../../../lib/clock.js';
 import { resolvePlatformTenant, type PlatformTenantRow } from '../tenant-param.js';
 import { platformActorOf } from '../tenants-routes.js';
 import { resolveRuntime, type ResolvedRuntime } from '../../../jobs/provisioning/runtime.js';
@@ -222,7 +223,7 @@ async function enqueueOrFail(ctx: AppContext, run: RunRow, backoffMs?: number, s
     await ctx.deps
       .knex('provisioning_runs')
       .where({ id: run.id })
-      .update({ status: 'failed', error: 'The run could not be queued.', finished_at: new Date() });
+      .update({ status: 'failed', error: 'The run could not be queued.', finished_at: systemClock.now() });
     throw err;
   }
 }
