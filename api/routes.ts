@@ -32,6 +32,8 @@ import { platformTenantRoutes } from './platform/tenants-routes.js';
 import { platformProvisioningRoutes } from './platform/provisioning-routes.js';
 import { platformCheckRoutes } from './platform/checks-route.js';
 import { tenantDbRoutes } from './platform/tenant-db-routes.js';
+import { platformRunRoutes } from './platform/runs/routes.js';
+import { customerEmailAccountRoutes } from './customers/email-account.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -71,4 +73,6 @@ export const webRoutes: AnyWebRoute[] = [
   ...platformProvisioningRoutes,
   ...platformCheckRoutes,
   ...tenantDbRoutes,
+  ...platformRunRoutes,
+  ...customerEmailAccountRoutes,
 ];
