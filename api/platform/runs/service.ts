@@ -185,7 +185,9 @@ export async function startRun(ctx: AppContext, ref: string, kind: RunRow['kind'
     if ((err as { code?: string }).code !== '23505') throw err;
     const other = await openRun(knex, tenant.id);
     if (!other) throw err;
-    return sameOrRefuse(other, kind, { ...body, ...request });
+    // compare what the caller gave, as when the open run is found first (the normalised request
+    // holds defaults such as record_type `A`, which the lower-casing comparison of given values would miss)
+    return sameOrRefuse(other, kind, body);
   }
   await enqueueOrFail(ctx, run, backoffMs);
   return { run: runView((await loadRun(knex, run.id)) as RunRow & Record<string, unknown>), existed: false };
