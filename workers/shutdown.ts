@@ -1,0 +1,99 @@
+import type { Job, Processor } from 'bullmq';
+import { WaitingError } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { QueueName } from '../jobs/queues.js';
+import type { Logger } from '../lib/logger.js';
+
+/**
+ * The worker process's graceful shutdown (DESIGN.md §3, issue 7), split out of workers/main.ts:
+ * the processor guard that tracks running jobs and moves a job stopped by the shutdown back to its
+ * queue, the end-of-grace sweep, and a bounded Redis QUIT.
+ */
+
+/** A job running in this process, as the processor guard saw it start. */
+export interface RunningJob {
+  job: Job;
+  token: string | undefined;
+}
+
+/** Shared between close() and the processor guards of one startWorkers call. */
+export interface ShutdownState {
+  /** True once close() fired the AbortSignals near the end of the grace period. */
+  aborting: boolean;
+  /** `<queue>/<job id>` -> the running job. */
+  running: Map<string, RunningJob>;
+}
+
+/**
+ * Wraps an in-process processor: records the running job for close(), and when the job stops
+ * because close() signalled it (it throws after its AbortSignal fired at shutdown) moves it back to
+ * its queue instead of failing it, so the stop costs no attempt and the job runs again at once on
+ * another worker (it goes to the head of the wait list). Any other outcome is the processor's own.
+ */
+export function guard(queue: QueueName, processor: Processor, state: ShutdownState, logger: Logger): Processor {
+  return async (job, token, signal) => {
+    const key = `${queue}/${job.id}`;
+    state.running.set(key, { job, token });
+    try {
+      return await processor(job, token, signal);
+    } catch (err) {
+      if (!(state.aborting && signal?.aborted && token)) throw err;
+      const why = err instanceof Error ? err.message : String(err);
+      try {
+        await job.log(`${new Date().toISOString()} worker shutdown: stopped (${why}); back to the queue`);
+        await job.moveToWait(token);
+      } catch (moveErr) {
+        logger.error(
+          { queue, job_id: job.id, err: (moveErr as Error).message },
+          'could not move the stopped job back to its queue; it fails and is retried as usual',
+        );
+        throw err;
+      }
+      logger.warn({ queue, job_id: job.id }, 'job stopped by the shutdown and moved back to its queue');
+      throw new WaitingError();
+    } finally {
+      state.running.delete(key);
+    }
+  };
+}
+
+/**
+ * End of the grace period: the jobs still running did not stop. Each is moved back to its queue
+ * (its lock is released, it runs again elsewhere; its processor may still finish here before the
+ * process exits, which idempotent processors tolerate); a job that cannot be moved keeps its lock
+ * until it expires and is then picked up by the stalled check of another worker. Never lost.
+ */
+export async function returnToQueue(state: ShutdownState, logger: Logger, graceMs: number): Promise<void> {
+  const left = [...state.running.entries()];
+  state.running.clear();
+  await Promise.all(
+    left.map(async ([key, { job, token }]) => {
+      const moved = token
+        ? await Promise.race([
+            job.moveToWait(token).then(
+              () => true,
+              () => false,
+            ),
+            new Promise<boolean>((r) => setTimeout(() => r(false), 1000).unref()),
+          ])
+        : false;
+      logger.warn(
+        { job: key, grace_ms: graceMs },
+        moved
+          ? 'job still running at the end of the grace period: moved back to its queue'
+          : 'job still running at the end of the grace period: left for the stalled check (runs again after its lock expires)',
+      );
+    }),
+  );
+}
+
+/** QUIT, or a plain disconnect when Redis does not answer within `ms` (it may be the reason we stop). */
+export async function quitWithin(connection: Redis, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([connection.quit().catch(() => undefined), timeout]);
+  clearTimeout(timer);
+  connection.disconnect();
+}
