@@ -12,6 +12,9 @@
  */
 import path from 'node:path';
 import type { StorageConfig } from './storage/types.js';
+import { ConfigError, flag, nonNegativeInt, port, positiveInt, positiveNumber, url } from './config-vars.js';
+
+export { ConfigError } from './config-vars.js';
 
 export interface Config {
   /** Web service port (default 3000). */
@@ -139,67 +142,7 @@ export interface AbuseLimits {
   loginIpLimit: number;
 }
 
-/** Thrown when an environment variable is malformed; the message names the variable. */
-export class ConfigError extends Error {}
-
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-function port(env: NodeJS.ProcessEnv, name: string, def: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 65535)
-    throw new ConfigError(`${name} must be a TCP port (0-65535), got "${raw}"`);
-  return n;
-}
-
-function positiveInt(env: NodeJS.ProcessEnv, name: string, def: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
-  return n;
-}
-
-function nonNegativeInt(env: NodeJS.ProcessEnv, name: string, def: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n))
-    throw new ConfigError(`${name} must be a whole number (0 or more), got "${raw}"`);
-  return n;
-}
-
-function positiveNumber(env: NodeJS.ProcessEnv, name: string, def: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!/^\d+(\.\d+)?$/.test(raw.trim()) || !(n > 0))
-    throw new ConfigError(`${name} must be a number greater than 0, got "${raw}"`);
-  return n;
-}
-
-function flag(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
-  const raw = (env[name] ?? '').trim().toLowerCase();
-  if (raw === '') return def;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new ConfigError(`${name} must be 1/true/on or 0/false/off, got "${env[name]}"`);
-}
-
-function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} must be a URL (${protocols.join(' or ')})`);
-  }
-  if (!protocols.includes(u.protocol))
-    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${u.protocol}`);
-  return raw;
-}
 
 /**
  * Parses an APP_KEY value: 64 hex characters or base64 (optionally prefixed "base64:") of 32 bytes.
