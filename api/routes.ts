@@ -32,6 +32,7 @@ import { platformTenantRoutes } from './platform/tenants-routes.js';
 import { platformProvisioningRoutes } from './platform/provisioning-routes.js';
 import { platformCheckRoutes } from './platform/checks-route.js';
 import { tenantDbRoutes } from './platform/tenant-db-routes.js';
+import { tenantDbReportRoutes } from './platform/tenant-db-report-routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -71,4 +72,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...platformProvisioningRoutes,
   ...platformCheckRoutes,
   ...tenantDbRoutes,
+  ...tenantDbReportRoutes,
 ];
