@@ -47,6 +47,16 @@ export interface AppDeps {
     supplierImport?: { waitMs?: number; clock?: import('../lib/clock.js').Clock };
     /** How long POST .../provisioning/credentials/test/{provider} waits, in ms (default 20000; issue 13 item 5). */
     provisioningCheckWaitMs?: number;
+    /**
+     * Provisioning runs and customer mailboxes (issue 13 items 6-9): PLATFORM_MAIL_DOMAIN,
+     * PROVISIONING_DNS_TARGET, the runtime (credentials source, DNS and panel factories; tests pass
+     * fakes), a step's first backoff in ms (default 2000) and the customer mailbox wait (default 30 s).
+     */
+    provisioning?: import('./platform/runs/request.js').RunsConfig & {
+      runtime?: import('../jobs/provisioning/runtime.js').ProvisioningRuntime;
+      backoffMs?: number;
+      customerMailboxWaitMs?: number;
+    };
   };
 }
 

@@ -32,6 +32,8 @@ import { platformTenantRoutes } from './platform/tenants-routes.js';
 import { platformProvisioningRoutes } from './platform/provisioning-routes.js';
 import { platformCheckRoutes } from './platform/checks-route.js';
 import { tenantDbRoutes } from './platform/tenant-db-routes.js';
+import { platformRunRoutes } from './platform/runs/routes.js';
+import { customerEmailAccountRoutes } from './customers/email-account.js';
 import { tenantDbReportRoutes } from './platform/tenant-db-report-routes.js';
 
 /**
@@ -72,5 +74,7 @@ export const webRoutes: AnyWebRoute[] = [
   ...platformProvisioningRoutes,
   ...platformCheckRoutes,
   ...tenantDbRoutes,
+  ...platformRunRoutes,
+  ...customerEmailAccountRoutes,
   ...tenantDbReportRoutes,
 ];

@@ -46,6 +46,7 @@ export async function startWeb(
       secureCookies: config.publicBaseUrl.startsWith('https:'),
       loginIpLimit: config.abuse.loginIpLimit,
       appKey: config.appKey,
+      provisioning: { mailDomain: config.platformMailDomain, dnsTarget: config.provisioningDnsTarget },
       apk: {
         toolchain: apkBuildOptionsFrom(config.apk, config.storage.driver === 'local' ? config.storage.root : undefined)
           .toolchain,

@@ -287,3 +287,18 @@ if (isMainModule(import.meta.url)) {
     return { close: () => fakes.close(), graceMs: 1000 };
   });
 }
+
+/**
+ * Settings of the provisioning runs under `npm start` with the fakes (issue 13 items 6, 9): the
+ * mailboxes of non-master tenants at `mail.demo-platform.test` (the fake cPanel adds them to the
+ * demo Dovecot) and records pointing at 127.0.0.1, unless the environment sets them.
+ * @param port the fakes' port, null when PROVISIONING_DEMO is off (then nothing)
+ * @param inherited the launcher's environment
+ */
+export function provisioningDemoEnv(port: number | null, inherited: NodeJS.ProcessEnv): Record<string, string> {
+  if (port === null) return {};
+  return {
+    PLATFORM_MAIL_DOMAIN: inherited.PLATFORM_MAIL_DOMAIN || `mail.${DEMO_ZONE_NAME}`,
+    PROVISIONING_DNS_TARGET: inherited.PROVISIONING_DNS_TARGET || '127.0.0.1',
+  };
+}

@@ -48,7 +48,7 @@ import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../db/seeds/demo.js';
 import { seedDemoWabot } from '../db/seeds/demo-wabot.js';
 import { ensureDemoInventory } from '../db/seeds/demo-inventory.js';
 import { seedDemoProvisioning } from '../db/seeds/demo-provisioning.js';
-import { demoProvisioningTarget, provisioningBanner } from './dev-provisioning.js';
+import { demoProvisioningTarget, provisioningBanner, provisioningDemoEnv } from './dev-provisioning.js';
 import { seedDemoApk } from '../db/seeds/demo-apk.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -227,6 +227,7 @@ async function runSupervisor(): Promise<void> {
       MAIL_BASE_URL: config.mailBaseUrl,
       [DEV_LAUNCHER_VAR]: '1', // issue 12: APK_TOOLCHAIN=auto may use the stub toolchain under npm start
       ...(wabotUrl ? { WABOT_DEMO_PORT: String(wabotPort) } : {}),
+      ...provisioningDemoEnv(provPort, inheritedEnv()), // issue 13: PLATFORM_MAIL_DOMAIN, PROVISIONING_DNS_TARGET
     };
     mailDemo = await startMailDemo(dataDir, env);
     if (await stopIfAsked()) return;

@@ -53,7 +53,8 @@ export type TenantTable =
   | 'apk_app_configs'
   | 'apk_builds'
   | 'supplier_import_previews'
-  | 'supplier_imports';
+  | 'supplier_imports'
+  | 'customer_mailboxes';
 
 const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
@@ -105,6 +106,7 @@ const TENANT_TABLES: readonly TenantTable[] = [
   'apk_builds',
   'supplier_import_previews',
   'supplier_imports',
+  'customer_mailboxes',
 ];
 
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */

@@ -78,6 +78,11 @@ export interface JobDeps {
   apkSigning?: ApkSigningSource;
   /** apk-build's settings: toolchain, time limit, kill delay, template and work directories (jobs/apk/options.ts). */
   apkBuild?: ApkBuildOptions;
+  /**
+   * Provisioning runs (issue 13 items 6-9): the credentials source, the DNS provider and mail panel
+   * factories (tests pass in-memory fakes); default the sealed store, Cloudflare and the real panel.
+   */
+  provisioning?: import('./provisioning/runtime.js').ProvisioningRuntime;
 }
 
 let current: JobDeps | null = null;

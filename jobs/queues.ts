@@ -35,6 +35,8 @@ export const QUEUE_NAMES = [
   'supplier-import',
   'provisioning-check',
   'tenant-db',
+  'provisioning',
+  'customer-mailbox',
 ] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];

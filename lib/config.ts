@@ -57,6 +57,10 @@ export interface Config {
   provisioningDemo: boolean;
   /** Port of the fake Cloudflare API; the fake cPanel takes the next one (PROVISIONING_DEMO_PORT, default 3003). */
   provisioningDemoPort: number;
+  /** Root mail domain of non-master tenants' mailboxes (PLATFORM_MAIL_DOMAIN; issue 13 item 6), if set. */
+  platformMailDomain?: string;
+  /** Default dns_target of a provisioning request (PROVISIONING_DNS_TARGET: IPv4 or hostname), if set. */
+  provisioningDnsTarget?: string;
   /** PEM file of an extra CA the mailbox client trusts for IMAP/SMTP TLS (MAIL_TLS_CA_FILE), if any. */
   mailTlsCaFile?: string;
   /** How long a stopping process waits for in-flight requests and jobs, in ms (SHUTDOWN_GRACE_MS, default 25000). */
@@ -268,6 +272,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wabotDemoPort: port(env, 'WABOT_DEMO_PORT', 3002),
     provisioningDemo: flag(env, 'PROVISIONING_DEMO', true),
     provisioningDemoPort: port(env, 'PROVISIONING_DEMO_PORT', 3003),
+    platformMailDomain: env.PLATFORM_MAIL_DOMAIN?.trim().toLowerCase() || undefined,
+    provisioningDnsTarget: env.PROVISIONING_DNS_TARGET?.trim().toLowerCase() || undefined,
     mailTlsCaFile: env.MAIL_TLS_CA_FILE || undefined,
     shutdownGraceMs: positiveInt(env, 'SHUTDOWN_GRACE_MS', 25_000),
     storage: storageConfig(env, dataDir),

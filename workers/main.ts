@@ -79,6 +79,8 @@ export interface StartWorkersOptions {
   apkSigning?: import('../jobs/deps.js').JobDeps['apkSigning'];
   /** apk-build run in-process (tests): its settings (JobDeps.apkBuild). */
   apkBuild?: import('../jobs/deps.js').JobDeps['apkBuild'];
+  /** Provisioning runs' credentials source, DNS and panel factories (tests: in-memory fakes; issue 13). */
+  provisioning?: import('../jobs/deps.js').JobDeps['provisioning'];
   /** Per-queue concurrency replacing the registry's (APK_BUILD_CONCURRENCY for apk-build). */
   concurrency?: Partial<Record<QueueName, number>>;
 }
@@ -167,6 +169,7 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
     chatSend: opts.chatSend,
     apkSigning: opts.apkSigning,
     apkBuild: opts.apkBuild,
+    provisioning: opts.provisioning,
   });
 
   const runnable = names.filter((n) => registry[n]);

@@ -18,6 +18,8 @@ import * as apkBuild from '../jobs/apk-build.js';
 import * as supplierImport from '../jobs/supplier-import.js';
 import * as provisioningCheck from '../jobs/provisioning-check.js';
 import * as tenantDb from '../jobs/tenant-db.js';
+import * as provisioningRun from '../jobs/provisioning-run.js';
+import * as customerMailbox from '../jobs/customer-mailbox.js';
 import { jobDeps } from '../jobs/deps.js';
 
 /**
@@ -86,4 +88,6 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
     concurrency: 2,
     onFailed: (job, err) => tenantDb.recordRunFailure(jobDeps().knex, job, err),
   },
+  provisioning: { processor: provisioningRun.process, concurrency: 2 },
+  'customer-mailbox': { processor: customerMailbox.process, concurrency: 4 },
 };

@@ -46,6 +46,8 @@ export const DEMO_BLOCKED_ACTIONS = [
   'app_builder.keystore.upload',
   'app_builder.keystore.generate',
   'app_builder.keystore.delete',
+  // issue 13 item 9: a customer mailbox is created at the real mail panel
+  'customers.email_account',
 ] as const;
 
 /** One action the demo guard blocks. */

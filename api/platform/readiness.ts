@@ -16,6 +16,12 @@ export const PROVISIONING_METADATA_TABLES: string[] = [
   'platform_audit_log',
   'provisioning_settings',
   'provisioning_credentials',
+  'provisioning_runs',
+  'provisioning_drafts',
+  'tenant_subscriber_domains',
+  'provisioning_mailboxes',
+  'tenant_databases',
+  'tenant_db_runs',
 ];
 
 /** A readiness check's status. */

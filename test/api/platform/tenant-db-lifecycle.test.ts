@@ -101,6 +101,17 @@ describe('tenant databases: lifecycle', function () {
     expect(summary.database).to.not.have.property('role_password_enc');
     expect(summary.database).to.include({ status: 'pilot_created', role_password_set: true });
     expect(summary.runs.map((x) => x.kind)).to.deep.equal(['pilot_run']);
+    // issue 13's GET .../provisioning shows the same state and runs
+    const g = await app.request('GET', base(), { token: ops.token });
+    responses.push(g.text);
+    expect(g.status).to.equal(200);
+    expect(g.body.data.database).to.include({
+      status: 'pilot_created',
+      name: row.database_name,
+      role_password_set: true,
+    });
+    expect(g.body.data.database).to.not.have.property('role_password_enc');
+    expect(g.body.data.database.runs.map((x: { kind: string }) => x.kind)).to.deep.equal(['pilot_run']);
   });
 
   it('test: read-only as its role', async () => {

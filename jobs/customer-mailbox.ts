@@ -1,0 +1,109 @@
+import { UnrecoverableError, type Job, type Queue } from 'bullmq';
+import type { Knex } from 'knex';
+import { open } from '../lib/crypto.js';
+import { PanelError } from './adapters/mail-panel/types.js';
+import { jobClock, jobDeps } from './deps.js';
+import { addOrUnavailable, DEFAULT_JOB_OPTIONS } from './queues.js';
+import { resolveRuntime, type ResolvedRuntime } from './provisioning/runtime.js';
+import { isRetryable } from './provisioning/steps.js';
+
+/**
+ * Job `customer-mailbox` (issue 13 item 9): creates a customer's mailbox at the mail panel with the
+ * generated password sealed on its customer_mailboxes row, then sets customers.email. A mailbox the
+ * panel already has is `existed` (its password is not ours: the sealed one is dropped). Retries only
+ * network errors, 5xx and 429 (5 attempts); the data is the row id only.
+ */
+export const QUEUE = 'customer-mailbox' as const;
+
+/** Job data: the customer_mailboxes row (never a password). */
+export interface CustomerMailboxData {
+  mailbox_id: number;
+}
+
+/** The job's answer: what happened at the panel. */
+export interface CustomerMailboxResult {
+  status: 'created' | 'existed';
+  address: string;
+}
+
+/** The sealing context of a customer mailbox's initial password. */
+export const customerMailboxAad = (tenantId: number, address: string) =>
+  `customer_mailboxes:${tenantId}:${address.toLowerCase()}`;
+
+/**
+ * Creates the mailbox of a customer_mailboxes row (idempotent: a done row answers its status).
+ * @param appKey opens the sealed initial password
+ * @param attempt this attempt (1-based) and the job's attempts, for the retry decision
+ * @throws Error to retry; UnrecoverableError when it gives up (the row is then `failed`)
+ */
+export async function createCustomerMailbox(
+  knex: Knex,
+  rt: ResolvedRuntime,
+  appKey: Buffer,
+  id: number,
+  attempt: { n: number; of: number },
+  now: Date,
+): Promise<CustomerMailboxResult> {
+  const row = await knex('customer_mailboxes').where({ id }).first();
+  if (!row) throw new UnrecoverableError(`customer mailbox ${id} not found`);
+  if (row.status === 'created' || row.status === 'existed') return { status: row.status, address: row.address };
+  const [local, domain] = String(row.address).split('@');
+  try {
+    const creds = await rt.source.load();
+    if (!creds.mailPanel) throw new UnrecoverableError('The mail panel credentials are not saved.');
+    const panel = rt.panel(creds.mailPanel);
+    let status: CustomerMailboxResult['status'] = 'created';
+    if (await panel.mailboxExists(domain, local)) status = 'existed';
+    else
+      try {
+        await panel.createMailbox({
+          domain,
+          local_part: local,
+          password: open(appKey, row.password_enc, customerMailboxAad(row.tenant_id, row.address)),
+          quota: row.quota_mb === 0 ? null : `${row.quota_mb}M`,
+        });
+      } catch (err) {
+        if (!(err instanceof PanelError && err.kind === 'exists')) throw err;
+        status = 'existed';
+      }
+    await knex.transaction(async (trx) => {
+      await trx('customer_mailboxes')
+        .where({ id })
+        .update({ status, error: null, updated_at: now, ...(status === 'existed' ? { password_enc: null } : {}) });
+      await trx('customers')
+        .where({ id: row.customer_id, tenant_id: row.tenant_id })
+        .update({ email: row.address, updated_at: now });
+    });
+    return { status, address: row.address };
+  } catch (err) {
+    const message = (err instanceof Error ? err.message : String(err)).slice(0, 500);
+    if (!(err instanceof UnrecoverableError) && isRetryable(err) && attempt.n < attempt.of)
+      throw new Error(message, { cause: err });
+    await knex('customer_mailboxes')
+      .where({ id })
+      .update({ status: 'failed', error: message, password_enc: null, updated_at: now });
+    throw new UnrecoverableError(message);
+  }
+}
+
+/** BullMQ processor of `customer-mailbox`. */
+export async function process(job: Job<CustomerMailboxData>): Promise<CustomerMailboxResult> {
+  const deps = jobDeps();
+  if (!deps.appKey) throw new UnrecoverableError('customer-mailbox needs the APP_KEY');
+  const rt = resolveRuntime(deps.knex, deps.appKey, deps.provisioning);
+  const attempt = { n: job.attemptsMade + 1, of: job.opts.attempts ?? 1 };
+  return createCustomerMailbox(deps.knex, rt, deps.appKey, job.data.mailbox_id, attempt, jobClock().now());
+}
+
+/**
+ * Enqueues the job (fixed id `cmb-{id}`: one per row).
+ * @throws QueueUnavailableError (503) when Redis cannot take it
+ */
+export function enqueueCustomerMailbox(queue: Queue, id: number) {
+  return addOrUnavailable<CustomerMailboxData>(
+    queue,
+    'customer-mailbox',
+    { mailbox_id: id },
+    { ...DEFAULT_JOB_OPTIONS, jobId: `cmb-${id}`, attempts: 5 },
+  );
+}
