@@ -34,6 +34,7 @@ import { platformCheckRoutes } from './platform/checks-route.js';
 import { tenantDbRoutes } from './platform/tenant-db-routes.js';
 import { platformRunRoutes } from './platform/runs/routes.js';
 import { customerEmailAccountRoutes } from './customers/email-account.js';
+import { tenantDbReportRoutes } from './platform/tenant-db-report-routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -75,4 +76,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...tenantDbRoutes,
   ...platformRunRoutes,
   ...customerEmailAccountRoutes,
+  ...tenantDbReportRoutes,
 ];

@@ -18,10 +18,10 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { isMainModule, runService } from '../lib/process.js';
-import { loadConfig } from '../lib/config.js';
+import { inheritedEnv, loadConfig } from '../lib/config.js';
 import { fileURLToPath } from 'node:url';
 import { dovecotDirFor } from './dev-mail.js';
-import type { DemoProvisioningTarget } from '../db/seeds/demo-provisioning.js';
+import { demoTenantDbOf, type DemoProvisioningTarget } from '../db/seeds/demo-provisioning.js';
 
 /** The fake zone. */
 export const DEMO_ZONE_NAME = 'demo-platform.test';
@@ -238,9 +238,20 @@ export async function startProvisioningFakes(o: ProvisioningFakesOptions): Promi
   };
 }
 
-/** What the demo seed saves for fakes on `port` (Cloudflare) and `port + 1` (cPanel). */
-export function demoProvisioningTarget(port: number): DemoProvisioningTarget {
+/**
+ * What the demo seed saves for fakes on `port` (Cloudflare) and `port + 1` (cPanel), and (issue 14
+ * item 9) the `tenant_db` credential of the embedded PostgreSQL.
+ * @param dbUrl the database URL of `npm start`; used only when `env` has no DATABASE_URL (then it is
+ *   the embedded server, whose superuser may create the pilot databases)
+ */
+export function demoProvisioningTarget(
+  port: number,
+  dbUrl: string | null = null,
+  env: NodeJS.ProcessEnv = inheritedEnv(),
+): DemoProvisioningTarget {
   return {
+    // issue 14 item 9: the embedded PostgreSQL's superuser (not a server of the user's DATABASE_URL)
+    tenantDb: dbUrl && !env.DATABASE_URL ? demoTenantDbOf(dbUrl) : null,
     cloudflareUrl: `http://127.0.0.1:${port}/client/v4`,
     zoneId: DEMO_ZONE_ID,
     cloudflareToken: DEMO_CF_TOKEN,

@@ -292,7 +292,7 @@ async function prepareDatabase(
     await ensureDemoInventory(knex, log); // issue 16: an existing .data gets the demo inventory once
     if (wabot) await seedDemoWabot(knex, wabot.appKey, { gatewayUrl: wabot.gatewayUrl, log });
     if (prov) {
-      const saved = await seedDemoProvisioning(knex, prov.appKey, demoProvisioningTarget(prov.port), new Date());
+      const saved = await seedDemoProvisioning(knex, prov.appKey, demoProvisioningTarget(prov.port, url), new Date());
       if (saved.length) log(`demo provisioning: fake credentials saved untested (${saved.join(', ')})`);
     }
     // issue 12: demo-isp's portal app configuration (also on an existing .data)

@@ -47,6 +47,8 @@ function stepRoute(path: string, kind: Exclude<RunKind, 'pilot_run'>, summary: s
     method: 'post',
     path: `${BASE}/${path}`,
     params: tenantParams,
+    // documents 403 demo_guard_blocked; the service checks the path's tenant (platform admins have none)
+    demoAction: 'provisioning.run',
     body: kind === 'copy_dry_run' ? emptyBody : phraseBody,
     summary,
     responses: queued,
@@ -82,6 +84,7 @@ export const tenantDbRoutes: AnyWebRoute[] = [
     method: 'post',
     path: `${BASE}/pilot-db/run`,
     params: tenantParams,
+    demoAction: 'provisioning.run',
     body: pilotBody,
     summary: 'Create the pilot database and its role (phrase RUN DB PILOT; no DNS, no mailbox)',
     responses: queued,

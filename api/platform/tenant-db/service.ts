@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Queue } from 'bullmq';
-import { AppError, InvalidTransition, ValidationFailed } from '../../errors.js';
+import { AppError, DemoGuardBlocked, InvalidTransition, ValidationFailed } from '../../errors.js';
 import { tenantPools } from '../../../db/tenant-pools.js';
 import { recordPlatformAudit } from '../audit.js';
 import { resolvePlatformTenant } from '../tenant-param.js';
@@ -34,6 +34,16 @@ export function requirePhrase(kind: keyof typeof PHRASES, given: string | undefi
     throw new ValidationFailed({ confirm_phrase: [`The confirm_phrase must be exactly "${PHRASES[kind]}".`] });
 }
 
+/**
+ * The demo guard of the runs and rollbacks (issue 14 item 9): a demo-mode tenant's database is never
+ * created, migrated, copied or dropped (action `provisioning.run` of api/middleware/demo-guard.ts;
+ * checked here because a platform route has no tenant of its own, the path names it).
+ * @throws DemoGuardBlocked (403 demo_guard_blocked)
+ */
+function refuseDemo(tenant: { demo_mode: boolean }): void {
+  if (tenant.demo_mode) throw new DemoGuardBlocked('provisioning.run');
+}
+
 /** 422 `tenant_db_unreachable`: the tenant database did not answer the test (reason in `errors.tenant_db`). */
 export class TenantDbUnreachable extends AppError {
   constructor(reason: string) {
@@ -59,11 +69,15 @@ async function audit(deps: TenantDbDeps, actor: PlatformActor, tenantId: number,
   });
 }
 
-/** POST pilot-db/run: 202 with the queued run. */
+/**
+ * POST pilot-db/run: 202 with the queued run.
+ * @throws DemoGuardBlocked (403 demo_guard_blocked, action provisioning.run) for a demo-mode tenant
+ */
 export async function startPilot(deps: TenantDbDeps, actor: PlatformActor, ref: string, body: PilotInput) {
   const tenant = await resolvePlatformTenant(deps.knex, ref);
   const req = pilotRequest(tenant, body);
   requirePhrase('pilot_run', body.confirm_phrase);
+  refuseDemo(tenant);
   const server = await tenantDbServer(deps.knex, deps.appKey);
   const run = await startRun(deps, tenant.id, 'pilot_run', actor.userId, (trx) =>
     savePilotRequest(trx, tenant, server, req),
@@ -74,7 +88,8 @@ export async function startPilot(deps: TenantDbDeps, actor: PlatformActor, ref: 
 
 /**
  * The other steps (pilot rollback, schema run, dry-run, copy, copy rollback): 202 with the run.
- * @throws ValidationFailed (phrase), InvalidTransition (status, unfinished run, no tenant_db
+ * @throws ValidationFailed (phrase), DemoGuardBlocked (403, a demo-mode tenant: action provisioning.run),
+ *   InvalidTransition (status, unfinished run, no tenant_db
  *   credential, data-copy/run without a clean dry-run since the last schema run), 503 QUEUE_UNAVAILABLE
  */
 export async function startStep(
@@ -86,6 +101,7 @@ export async function startStep(
 ) {
   const tenant = await resolvePlatformTenant(deps.knex, ref);
   if (kind !== 'copy_dry_run') requirePhrase(kind, phrase);
+  refuseDemo(tenant);
   await tenantDbServer(deps.knex, deps.appKey);
   const run = await startRun(deps, tenant.id, kind, actor.userId, async (trx) => {
     if (kind !== 'copy_run') return;

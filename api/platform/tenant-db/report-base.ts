@@ -1,0 +1,98 @@
+import type { Knex } from 'knex';
+import { resolvePlatformTenant } from '../tenant-param.js';
+import { tenantPools } from '../../../db/tenant-pools.js';
+import { tenantConnection } from './admin.js';
+import { ident, readTenantDb, type TenantDbRow } from './state.js';
+import type { CopyTable } from './copy-plan.js';
+import { rowExpr } from './copy-plan.js';
+
+/**
+ * What the read-only reports of issue 14 item 8 share: the tenant, its row, the request pool (5 s
+ * connect, 10 s statement timeout) and the rule that an unreachable tenant database answers 200
+ * with the failing check `tenant_db_reachable` instead of an error.
+ */
+
+/** What the report routes pass in. */
+export interface ReportDeps {
+  knex: Knex;
+  appKey: Buffer;
+}
+
+/** A check of a report: `{name, ok, detail}`. */
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+/** The reachability part of every report answer. */
+export type Reach = { reachable: boolean; check: Check };
+
+/** Columns never shown by a report (password hashes, sealed secrets, tokens). */
+export const SECRET_COLUMN = /password|secret|token|_enc$|hash/i;
+
+/** The natural key of a table (rows keyed DEMO- by the demo flow); other tables are keyed by id. */
+export const KEY_COLUMNS: Record<string, string> = {
+  users: 'email',
+  customers: 'code',
+  invoices: 'invoice_number',
+  tickets: 'ticket_number',
+};
+
+/** The message of an error, short (a tenant database's failure, never a secret: pg never echoes passwords). */
+export const reasonOf = (err: unknown): string => String((err as Error)?.message ?? err).slice(0, 200);
+
+/**
+ * Resolves the tenant and runs `fn` with the tenant database's request pool.
+ * @returns `{tenant, row, reach, value}`; `value` is undefined when there is no pilot database or
+ *   `fn` failed (then `reach.check.ok` is false with the reason)
+ * @throws NotFound (404) for an unknown tenant
+ */
+export async function withTenantDb<T>(
+  deps: ReportDeps,
+  ref: string,
+  fn: (tk: Knex, row: TenantDbRow) => Promise<T>,
+): Promise<{ tenant: { id: number; slug: string }; row: TenantDbRow; reach: Reach; value?: T }> {
+  const tenant = await resolvePlatformTenant(deps.knex, ref);
+  const row = await readTenantDb(deps.knex, tenant.id);
+  const fail = (detail: string) => ({ reachable: false, check: { name: 'tenant_db_reachable', ok: false, detail } });
+  if (row.status === 'none' || !row.role_password_enc)
+    return { tenant, row, reach: fail(`no pilot database (status ${row.status})`) };
+  try {
+    const tk = tenantPools('request').get(tenant.id, tenantConnection(row, deps.appKey));
+    const value = await fn(tk, row);
+    return {
+      tenant,
+      row,
+      value,
+      reach: { reachable: true, check: { name: 'tenant_db_reachable', ok: true, detail: 'answered' } },
+    };
+  } catch (err) {
+    return { tenant, row, reach: fail(`the tenant database did not answer: ${reasonOf(err)}`) };
+  }
+}
+
+/** One row's id, md5 (same columns as the copy's checksum, TimeZone UTC) and natural key. */
+export interface RowHash {
+  id: number;
+  h: string;
+  key: string | null;
+}
+
+/**
+ * The rows' ids and md5s of a table (the tenant's rows in shared, every row in the tenant database).
+ * @param limit the lowest ids only (shadow-read), or all when undefined
+ */
+export async function rowHashes(k: Knex, t: CopyTable, tenantId: number | null, limit?: number): Promise<RowHash[]> {
+  const key = KEY_COLUMNS[t.table] && t.columns.includes(KEY_COLUMNS[t.table]) ? KEY_COLUMNS[t.table] : null;
+  return k.transaction(async (trx) => {
+    await trx.raw("SET LOCAL TimeZone = 'UTC'");
+    const where = tenantId === null ? '' : `WHERE ${t.filter.replace('?', String(Number(tenantId)))}`;
+    const r = await trx.raw<{ rows: RowHash[] }>(
+      `SELECT x.id::bigint::float8 AS id, md5(${rowExpr('x', t.columns)}::text) AS h,
+              ${key ? `x.${ident(key)}::text` : 'NULL'} AS key
+         FROM ${ident(t.table)} x ${where} ORDER BY x.id${limit ? ` LIMIT ${Number(limit)}` : ''}`,
+    );
+    return r.rows.map((x) => ({ ...x, id: Number(x.id) }));
+  });
+}
