@@ -134,19 +134,18 @@ export async function seedTenantData(
               ['suspended', 0.12],
               ['active', 1],
             ]);
-    const serviceType =
-      i === 1
-        ? 'dhcp'
-        : i === 2
-          ? 'static'
-          : i === 4
-            ? 'hotspot'
-            : pickWeighted(rng, [
-                ['hotspot', 0.1],
-                ['dhcp', 0.2],
-                ['static', 0.28],
-                ['pppoe', 1],
-              ]);
+    // customer 3 (the always-suspended one) is PPPoE, so every tenant has a suspended PPPoE customer to
+    // isolate on its NAS (demo-customer-network.ts); the draw still happens, keeping the sequence
+    const drawn =
+      i === 1 || i === 2 || i === 4
+        ? null
+        : pickWeighted(rng, [
+            ['hotspot', 0.1],
+            ['dhcp', 0.2],
+            ['static', 0.28],
+            ['pppoe', 1],
+          ]);
+    const serviceType = i === 1 ? 'dhcp' : i === 2 ? 'static' : i === 4 ? 'hotspot' : i === 3 ? 'pppoe' : drawn!;
     const pkg =
       serviceType === 'hotspot'
         ? byType('hotspot')[0]

@@ -70,6 +70,8 @@ describe('tenant databases: reports', function () {
     app = await startTestApp();
     ops = await platformAdminToken();
     await env.knex('provisioning_credentials').del();
+    // the settings row is shared by every test of the shard: this file expects backup not ready
+    await env.knex('provisioning_settings').update({ backup_ready: false });
     await saveTenantDbCredential(app, ops.token);
     a = await makeTenant();
     await seedBasics(a);
