@@ -50,6 +50,7 @@ import { ensureDemoInventory } from '../db/seeds/demo-inventory.js';
 import { seedDemoProvisioning } from '../db/seeds/demo-provisioning.js';
 import { demoProvisioningTarget, provisioningBanner, provisioningDemoEnv } from './dev-provisioning.js';
 import { seedDemoApk } from '../db/seeds/demo-apk.js';
+import { redactUrl, waitForHttp, waitForPort } from './dev-wait.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SELF = fileURLToPath(import.meta.url);
@@ -323,34 +324,6 @@ async function startMailDemo(dataDir: string, env: Record<string, string>): Prom
     return null;
   }
   return mod.startMailDemo({ dataDir, env, log });
-}
-
-/** Polls `url` until it answers at all (the health endpoint answers 401 without a token). */
-async function waitForHttp(url: string, cancelled: () => boolean, timeoutMs = 120_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cancelled()) {
-    try {
-      await fetch(url, { signal: AbortSignal.timeout(2000) });
-      return;
-    } catch {
-      /* not up yet */
-    }
-    if (Date.now() > until) throw new Error(`web did not answer ${url} within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-/** Polls until something accepts TCP connections on 127.0.0.1:port. */
-async function waitForPort(port: number, cancelled: () => boolean, timeoutMs = 120_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cancelled() && !(await portOpen(port))) {
-    if (Date.now() > until) throw new Error(`nothing listens on port ${port} after ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 }
 
 function printBanner(o: {
