@@ -56,7 +56,7 @@ export type TenantTable =
   | 'supplier_imports'
   | 'customer_mailboxes';
 
-const TENANT_TABLES: readonly TenantTable[] = [
+export const TENANT_TABLES: readonly TenantTable[] = [
   'packages',
   'customers',
   'invoices',

@@ -4,6 +4,7 @@ import { EmailNotFoundError, MailAuthError, MailServerError } from '../../jobs/a
 import { StorageKeyError, StorageLimitError, StorageNotFoundError, StorageTypeError } from '../../lib/storage/index.js';
 import { MoneyError } from '../../lib/money.js';
 import { isDatabaseUnavailable } from '../../db/unavailable.js';
+import { TenantDbCutoverInProgress } from '../../db/tenant-routing.js';
 
 /**
  * The one class -> status and code table of both services (DESIGN.md §3, §4; Strapi's error
@@ -55,6 +56,15 @@ const FOREIGN: [Ctor, Omit<HttpError, 'headers' | 'extra' | 'known'> & { headers
     { status: 415, code: 'UNSUPPORTED_FILE_TYPE', message: 'This type of file is not accepted here.' },
   ],
   [StorageNotFoundError, { status: 404, code: 'NOT_FOUND', message: 'File not found.' }],
+  [
+    TenantDbCutoverInProgress,
+    {
+      status: 503,
+      code: 'tenant_db_cutover_in_progress',
+      message: 'The tenant is moving between databases. Retry in a minute.',
+      headers: { 'Retry-After': '5' },
+    },
+  ],
 ];
 
 /** Lower-layer errors that carry their own safe message and field errors (422). */

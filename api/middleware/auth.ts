@@ -3,7 +3,7 @@ import { bearer, parseToken, type TokenKind } from '../../lib/token.js';
 import { tokenMatches } from '../../lib/token.js';
 import { Forbidden, ModuleDisabled, Unauthenticated, ValidationFailed } from '../errors.js';
 import type { ModuleName, Permission } from '../tenants/catalog.js';
-import { TenantScope } from '../../db/tenant-scope.js';
+import { tenantScopeOf } from '../../db/tenant-routing.js';
 import { runStatement, statement } from '../../db/statement.js';
 import type { TokenRateLimiter } from './rate-limit.js';
 import type { AppContext, AuthInfo, TenantInfo } from '../context.js';
@@ -204,7 +204,7 @@ export function authenticate(kind: AuthKind, rateLimit?: TokenRateLimiter) {
           : await loadTenant(ctx, auth.tenantId);
       if (!tenant) throw new Forbidden('This token has no tenant.');
       ctx.state.tenant = tenant;
-      ctx.state.scope = new TenantScope(ctx.deps.knex, tenant.id);
+      ctx.state.scope = await tenantScopeOf(ctx.deps.knex, tenant.id, ctx.deps.config.appKey);
     }
     ctx.state.auth = auth;
     touchToken(ctx, row);

@@ -2,6 +2,7 @@ import type { Next } from 'koa';
 import { createHash } from 'node:crypto';
 import { Conflict, ValidationFailed } from '../errors.js';
 import type { AppContext } from '../context.js';
+import { TenantScope } from '../../db/tenant-scope.js';
 
 /** How long a key is remembered (24 h, issue 2). */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -36,8 +37,9 @@ export function idempotency() {
         'Idempotency-Key': ['The Idempotency-Key header must be 1-255 visible ASCII characters.'],
       });
     }
-    const scope = ctx.state.scope!;
     const knex = ctx.deps.knex;
+    // idempotency_keys stay in the shared database after cutover (db/tenant-routing.ts)
+    const scope = new TenantScope(knex, ctx.state.scope!.tenantId);
     const route = `${ctx.method} ${ctx._matchedRoute ?? ctx.path}`;
     const hash = createHash('sha256')
       .update(canonical(ctx.request.body ?? null))

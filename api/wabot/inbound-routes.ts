@@ -3,7 +3,7 @@ import type { Input } from '../http/route.js';
 import { singleLine, type Schema } from '../http/validation.js';
 import type { AppContext } from '../context.js';
 import { ValidationFailed } from '../errors.js';
-import { TenantScope } from '../../db/tenant-scope.js';
+import { tenantScopeOf } from '../../db/tenant-routing.js';
 import { authenticateInbound, receiveInbound, type InboundTenant } from './inbound.js';
 import { rotateWebhookSecret } from './webhook-secret.js';
 import { ACCOUNT_ID_PATTERN } from './schemas.js';
@@ -53,7 +53,7 @@ function inboundGuard(keyParam: 'key' | 'hub.verify_token') {
     const slug = String((ctx.params as Record<string, string>).tenant_slug ?? '');
     const at = await authenticateInbound(ctx.deps.knex, ctx.deps.config.appKey, slug, ctx.query[keyParam]);
     ctx.state.tenant = at.tenant;
-    ctx.state.scope = new TenantScope(ctx.deps.knex, at.tenant.id);
+    ctx.state.scope = await tenantScopeOf(ctx.deps.knex, at.tenant.id, ctx.deps.config.appKey);
     found.set(ctx, at);
     await next();
   };
