@@ -52,6 +52,8 @@ export interface AppDeps {
      * PROVISIONING_DNS_TARGET, the runtime (credentials source, DNS and panel factories; tests pass
      * fakes), a step's first backoff in ms (default 2000) and the customer mailbox wait (default 30 s).
      */
+    /** Issue 15's production cutover routes: the clock of the approval window (default the system clock). */
+    tenantDbCutover?: { clock?: import('../lib/clock.js').Clock };
     provisioning?: import('./platform/runs/request.js').RunsConfig & {
       runtime?: import('../jobs/provisioning/runtime.js').ProvisioningRuntime;
       backoffMs?: number;

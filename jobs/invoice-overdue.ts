@@ -13,7 +13,7 @@ import {
   tenantSlugs,
   throwIfAborted,
 } from './platform-scan.js';
-import { TenantScope } from '../db/tenant-scope.js';
+import { forEachTenantDatabase, tenantScopeOf } from '../db/tenant-routing.js';
 import { settingsOf } from '../api/settings/service.js';
 import { suspendForOverdue } from '../api/customers/network-state.js';
 
@@ -140,38 +140,51 @@ async function markOverdue(
     .map(([, d]) => d)
     .sort()
     .at(-1)!;
+  // Issue 15: the shared database minus the cut-over tenants, then each cut-over tenant's database
   const pastDue = `FROM invoices i
     JOIN tenants t ON t.id = i.tenant_id
     JOIN (VALUES ${zones.map(() => '(?::text, ?::date)').join(', ')}) AS z(tz, today) ON z.tz = t.timezone
     WHERE i.status = 'unpaid' AND i.due_date < ?::date AND i.due_date < z.today
-      AND (?::int IS NULL OR i.tenant_id = ?::int)`;
-  const pastDueBindings = [...zones.flat(), latest, tenantId, tenantId];
-  const {
-    rows: [{ total }],
-  } = await knex.raw(`SELECT count(*)::int AS total ${pastDue}`, pastDueBindings);
-  const zoneList = zones.map(([tz, d]) => `${d} in ${tz}`).join(', ');
-  const scope = tenantId ? ` in tenant ${tenantId}` : '';
-  await job.log(`as of ${asOf.toISOString()} (today ${zoneList}): ${total} unpaid invoice(s) past due${scope}`);
+      AND (?::int IS NULL OR i.tenant_id = ?::int) AND NOT (i.tenant_id = ANY(?::int[]))`;
   const perTenant: Record<string, number> = {};
   let changed = 0;
   let batches = 0;
-  for (;;) {
-    throwIfAborted(signal, changed);
-    const { rows } = await knex.raw(
-      // The batch is picked once in a CTE (a data-locking CTE is evaluated exactly once): as an
-      // `IN (SELECT ... LIMIT)` the planner may rescan the subquery and update more than a batch.
-      `WITH picked AS (SELECT i.id ${pastDue} ORDER BY i.id LIMIT ? FOR UPDATE OF i SKIP LOCKED)
-       UPDATE invoices AS u SET status = 'overdue', updated_at = now()
-       FROM picked WHERE u.id = picked.id AND u.status = 'unpaid'
-       RETURNING u.id, u.tenant_id`,
-      [...pastDueBindings, SCAN_BATCH_SIZE],
-    );
-    batches += 1;
-    for (const r of rows as { tenant_id: number }[]) tally(perTenant, r.tenant_id);
-    changed += rows.length;
-    await reportProgress(job, changed, total);
-    if (rows.length < SCAN_BATCH_SIZE) break;
-  }
+  await forEachTenantDatabase(
+    knex,
+    jobDeps().appKey,
+    async (target) => {
+      if (target.tenantId !== null && tenantId !== null && target.tenantId !== tenantId) return;
+      const k = target.knex;
+      const pastDueBindings = [...zones.flat(), latest, tenantId, tenantId, target.excludeTenantIds];
+      const {
+        rows: [{ total }],
+      } = await k.raw(`SELECT count(*)::int AS total ${pastDue}`, pastDueBindings);
+      const zoneList = zones.map(([tz, d]) => `${d} in ${tz}`).join(', ');
+      const scope = tenantId ? ` in tenant ${tenantId}` : '';
+      const db = target.tenantId === null ? 'shared database' : `tenant ${target.tenantId}'s database`;
+      await job.log(
+        `as of ${asOf.toISOString()} (today ${zoneList}): ${total} unpaid invoice(s) past due${scope} (${db})`,
+      );
+      for (;;) {
+        throwIfAborted(signal, changed);
+        const { rows } = await k.raw(
+          // The batch is picked once in a CTE (a data-locking CTE is evaluated exactly once): as an
+          // `IN (SELECT ... LIMIT)` the planner may rescan the subquery and update more than a batch.
+          `WITH picked AS (SELECT i.id ${pastDue} ORDER BY i.id LIMIT ? FOR UPDATE OF i SKIP LOCKED)
+           UPDATE invoices AS u SET status = 'overdue', updated_at = now()
+           FROM picked WHERE u.id = picked.id AND u.status = 'unpaid'
+           RETURNING u.id, u.tenant_id`,
+          [...pastDueBindings, SCAN_BATCH_SIZE],
+        );
+        batches += 1;
+        for (const r of rows as { tenant_id: number }[]) tally(perTenant, r.tenant_id);
+        changed += rows.length;
+        await reportProgress(job, changed, total);
+        if (rows.length < SCAN_BATCH_SIZE) break;
+      }
+    },
+    (id, err) => void job.log(`tenant ${id}'s database: ${String((err as Error)?.message ?? err).slice(0, 200)}`),
+  );
   const slugs = await tenantSlugs(knex, Object.keys(perTenant).map(Number));
   for (const [id, n] of Object.entries(perTenant)) {
     await job.log(`tenant ${id} (${slugs.get(Number(id)) ?? '?'}): ${n} invoice(s) marked overdue`);
@@ -209,7 +222,7 @@ async function isolateOverdue(
     const grace = settingsOf(t).isolation_grace_days;
     if (grace === null || !isValidTimeZone(t.timezone)) continue;
     const cutoff = addDays(dateIn(t.timezone, asOf), -grace);
-    const s = new TenantScope(knex, t.id);
+    const s = await tenantScopeOf(knex, t.id, jobDeps().appKey, 'job');
     let lastId = 0;
     let n = 0;
     for (;;) {
@@ -234,7 +247,7 @@ async function isolateOverdue(
         await job.log(`tenant ${t.id} (${t.slug}): isolation skipped, this process has no queue producers`);
         break;
       }
-      n += (await knex.transaction((trx) => suspendForOverdue(trx, queues, t.id, ids))).length;
+      n += (await s.knex.transaction((trx) => suspendForOverdue(trx, queues, t.id, ids))).length;
       lastId = ids[ids.length - 1];
       if (ids.length < ISOLATE_BATCH_SIZE) break;
     }

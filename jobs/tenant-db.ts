@@ -13,6 +13,7 @@ import {
 import { executePilot, executePilotRollback } from '../api/platform/tenant-db/pilot.js';
 import { executeSchemaRun } from '../api/platform/tenant-db/schema.js';
 import { executeCopy, executeCopyRollback, executeDryRun, type CopyReporter } from '../api/platform/tenant-db/copy.js';
+import { executeMove } from '../api/platform/tenant-db/cutover.js';
 
 /**
  * Job `tenant-db-run` on queue `tenant-db` (issue 14 item 2): one tenant_db_runs row (data `{runId}`,
@@ -66,6 +67,8 @@ async function runStep(knex: Knex, appKey: Buffer, run: TenantDbRun, job: Job): 
   if (kind === 'copy_dry_run') return executeDryRun(knex, tenantKnex, tenantId, reporter);
   if (kind === 'copy_run') return executeCopy(knex, tenantKnex, tenantId, reporter, checkpoint ?? {});
   if (kind === 'copy_rollback') return executeCopyRollback(knex, tenantKnex, tenantId, reporter);
+  if (kind === 'cutover_production') return executeMove(knex, tenantKnex, run, 'to_tenant', reporter);
+  if (kind === 'rollback_production') return executeMove(knex, tenantKnex, run, 'to_shared', reporter);
   // Issue 15's steps (demo seed, dual write, cutover and its rollback) are added here as they are built;
   // until then a run of such a kind fails for good instead of doing another step's work.
   throw new TenantDbPermanentError(`${kind} is not available yet`);

@@ -22,9 +22,10 @@ export interface CopyTable {
 
 /**
  * Computes the plan from the shared database's catalog.
+ * @param roots the tables wanted (default COPY_TABLES; issue 15's cutover passes every moved table)
  * @throws Error when a foreign-key cycle or a table without tenant_id makes the order undefined
  */
-export async function copyPlan(knex: Knex): Promise<CopyTable[]> {
+export async function copyPlan(knex: Knex, roots: readonly string[] = COPY_TABLES): Promise<CopyTable[]> {
   const fks = (
     await knex.raw<{ rows: { child: string; parent: string }[] }>(
       `SELECT c.conrelid::regclass::text AS child, c.confrelid::regclass::text AS parent
@@ -39,7 +40,7 @@ export async function copyPlan(knex: Knex): Promise<CopyTable[]> {
     wanted.add(t);
     for (const p of parents.get(t) ?? []) add(p);
   };
-  COPY_TABLES.forEach(add);
+  roots.forEach(add);
   const order: string[] = [];
   const state = new Map<string, 'visiting' | 'done'>();
   const visit = (t: string) => {
@@ -50,7 +51,7 @@ export async function copyPlan(knex: Knex): Promise<CopyTable[]> {
     state.set(t, 'done');
     order.push(t);
   };
-  [...COPY_TABLES, ...[...wanted].sort()].forEach(visit);
+  [...roots, ...[...wanted].sort()].forEach(visit);
   const cols = (
     await knex.raw<{ rows: { table_name: string; column_name: string }[] }>(
       `SELECT c.relname AS table_name, a.attname AS column_name
