@@ -46,6 +46,15 @@ export const CUTOVER_LOCK_CLASS = 15015;
 /** How long a write waits for a cutover's lock, in ms (item 3 b: 5 s, then 503). */
 export const WRITE_LOCK_WAIT_MS = 5000;
 
+let lockWaitMs = WRITE_LOCK_WAIT_MS;
+/**
+ * Sets this process's lock wait (tests only: a test of a write that must outlast a slow locked pass
+ * on a loaded machine); no argument restores WRITE_LOCK_WAIT_MS.
+ */
+export function configureTenantRouting(o: { lockWaitMs?: number } = {}): void {
+  lockWaitMs = o.lockWaitMs ?? WRITE_LOCK_WAIT_MS;
+}
+
 /**
  * 503 `tenant_db_cutover_in_progress` (api/http/error-table.ts): a write waited WRITE_LOCK_WAIT_MS
  * for a cutover or production rollback of its tenant, or found the tenant moved twice.
@@ -72,7 +81,7 @@ export type KnexOfMode = (mode: DbMode) => Promise<Knex>;
  * @returns the tenant's db_mode as seen by that database
  * @throws TenantDbCutoverInProgress when the lock was not granted within WRITE_LOCK_WAIT_MS
  */
-export async function writeGate(trx: Knex.Transaction, tenantId: number, waitMs = WRITE_LOCK_WAIT_MS): Promise<DbMode> {
+export async function writeGate(trx: Knex.Transaction, tenantId: number, waitMs = lockWaitMs): Promise<DbMode> {
   try {
     const r = await trx.raw<{ rows: { mode: DbMode }[] }>('SELECT tenant_write_gate(?, ?) AS mode', [tenantId, waitMs]);
     return r.rows[0].mode;
@@ -244,4 +253,38 @@ export async function forEachTenantDatabase(
       onError(id, err);
     }
   }
+}
+
+/** The outcome of one tenant database's migrations (bin/release.ts). */
+export interface TenantMigration {
+  tenant_id: number;
+  database: string | null;
+  applied?: string[];
+  error?: string;
+}
+
+/**
+ * Applies the shared database's pending migrations in every tenant database that has a schema
+ * (status schema_migrated, data_copied or production; item 4: `bin/release.ts` migrates them too),
+ * as each tenant's role. A database that fails is reported and the others still run.
+ * @param knex the shared database (already migrated)
+ * @returns per tenant database the migrations applied or the error
+ */
+export async function migrateTenantDatabases(knex: Knex, appKey: Buffer | undefined): Promise<TenantMigration[]> {
+  const rows = (await knex('tenant_databases')
+    .whereIn('status', ['schema_migrated', 'data_copied', 'production'])
+    .orderBy('tenant_id')) as (TenantDbRowLike & { tenant_id: number })[];
+  const out: TenantMigration[] = [];
+  for (const row of rows) {
+    const r: TenantMigration = { tenant_id: row.tenant_id, database: row.database_name };
+    try {
+      if (!appKey) throw new Error('APP_KEY is needed to reach a tenant database');
+      const [, applied] = await tenantDbKnex(row.tenant_id, row, appKey, 'job').migrate.latest();
+      r.applied = applied as string[];
+    } catch (err) {
+      r.error = String((err as Error)?.message ?? err).slice(0, 300);
+    }
+    out.push(r);
+  }
+  return out;
 }

@@ -37,6 +37,7 @@ export const QUEUE_NAMES = [
   'tenant-db',
   'provisioning',
   'customer-mailbox',
+  'tenant-db-id-blocks',
 ] as const;
 /** One of QUEUE_NAMES. */
 export type QueueName = (typeof QUEUE_NAMES)[number];

@@ -20,6 +20,7 @@ import * as provisioningCheck from '../jobs/provisioning-check.js';
 import * as tenantDb from '../jobs/tenant-db.js';
 import * as provisioningRun from '../jobs/provisioning-run.js';
 import * as customerMailbox from '../jobs/customer-mailbox.js';
+import * as tenantDbIdBlocks from '../jobs/tenant-db-id-blocks.js';
 import { jobDeps } from '../jobs/deps.js';
 
 /**
@@ -90,4 +91,5 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
   },
   provisioning: { processor: provisioningRun.process, concurrency: 2 },
   'customer-mailbox': { processor: customerMailbox.process, concurrency: 4 },
+  'tenant-db-id-blocks': { processor: tenantDbIdBlocks.process, concurrency: 1, scheduler: tenantDbIdBlocks.scheduler },
 };

@@ -10,7 +10,8 @@ import { configureCutover } from '../../../api/platform/tenant-db/cutover.js';
 import { closeTenantPools } from '../../../db/tenant-pools.js';
 import { configureJobDeps } from '../../../jobs/deps.js';
 import * as invoiceOverdue from '../../../jobs/invoice-overdue.js';
-import { CUTOVER_LOCK_CLASS } from '../../../db/tenant-routing.js';
+import { configureTenantRouting, CUTOVER_LOCK_CLASS, migrateTenantDatabases } from '../../../db/tenant-routing.js';
+import * as idBlocks from '../../../jobs/tenant-db-id-blocks.js';
 
 /**
  * Issue 15 items 3-5 on real PostgreSQL: after issue 14's pilot, schema and copy, changes in the
@@ -78,6 +79,7 @@ describe('tenant databases: production cutover and rollback', function () {
   });
   after(async () => {
     configureCutover({});
+    configureTenantRouting();
     await tdb?.end();
     await closeTenantPools();
   });
@@ -123,6 +125,9 @@ describe('tenant databases: production cutover and rollback', function () {
     await env.knex('tickets').where({ id: basics.ticketId }).delete();
     let waiting: ReturnType<TestApp['request']> | undefined;
     let sawWait = false;
+    // the locked pass may outlast 5 s on a loaded machine: this write waits as long as it takes
+    // (the 5 s bound has its own test below)
+    configureTenantRouting({ lockWaitMs: 120_000 });
     configureCutover({
       afterLock: async (tenantId) => {
         waiting = app.request('POST', '/api/customers', { token: a.adminToken, body: customerBody() });
@@ -142,13 +147,14 @@ describe('tenant databases: production cutover and rollback', function () {
     expect(r.body.data).to.include({ kind: 'cutover_production', status: 'queued' });
     const run = await runJob(app, r.body.data.id);
     configureCutover({});
+    const late = await waiting!;
+    configureTenantRouting();
     expect(run.status, run.error).to.equal('succeeded');
     expect(sawWait, 'a write waited on the lock').to.equal(true);
     for (const t of run.result.verified.tables) expect(t, t.table).to.include({ ok: true });
     expect(run.result.verified.foreign_keys_unvalidated).to.equal(0);
     const tables = run.result.verified.tables.map((t: { table: string }) => t.table);
     expect(tables).to.include.members(['customers', 'invoices', 'tickets', 'audit_log', 'tenant_counters', 'users']);
-    const late = await waiting!;
     expect(late.status, late.text).to.equal(201);
     // the waiting write retried on the tenant database: there, not in shared
     expect(await inTenantDb('SELECT id FROM customers WHERE id = $1', [late.body.data.id])).to.have.length(1);
@@ -210,6 +216,28 @@ describe('tenant databases: production cutover and rollback', function () {
     expect(await env.knex('customers').where({ tenant_id: a.tenant.id }).orderBy('id')).to.deep.equal(sharedBefore);
   });
 
+  it('id blocks: the scheduler moves a sequence 80 % through its block to a new one; release migrates tenant databases', async () => {
+    const first = await env.knex('tenant_db_id_blocks').where({ tenant_id: a.tenant.id, table_name: 'customers' });
+    expect(first).to.have.length(1);
+    const start = Number(first[0].block_start);
+    await tdb.query("SELECT setval(pg_get_serial_sequence('customers', 'id'), $1)", [start + 800_000]);
+    configureJobDeps({ knex: env.knex, appKey: TEST_WEB_APP_KEY });
+    const job = { id: 'test', data: {}, log: async () => {}, updateProgress: async () => {} };
+    const r = await idBlocks.refillAll(env.knex, TEST_WEB_APP_KEY, job as never); // the JobLike: log only
+    expect(r.failed).to.deep.equal({});
+    expect(r.blocks[String(a.tenant.id)].map((x) => x.table)).to.deep.equal(['customers']);
+    const next = r.blocks[String(a.tenant.id)][0];
+    expect(next.start).to.be.greaterThan(Number(first[0].block_end));
+    const again = await idBlocks.refillAll(env.knex, TEST_WEB_APP_KEY, job as never); // the same JobLike
+    expect(again.blocks).to.deep.equal({});
+    const created = await app.request('POST', '/api/customers', { token: a.adminToken, body: customerBody() });
+    expect(created.status, created.text).to.equal(201);
+    expect(created.body.data.id).to.equal(next.start);
+    const migrated = await migrateTenantDatabases(env.knex, TEST_WEB_APP_KEY);
+    expect(migrated.find((m) => m.tenant_id === a.tenant.id)).to.deep.include({ applied: [] });
+    expect(migrated.every((m) => !m.error)).to.equal(true);
+  });
+
   it('a cron scan (invoice-overdue) reaches the cut-over tenant’s database', async () => {
     await tdb.query("UPDATE invoices SET due_date = current_date - 10, status = 'unpaid' WHERE id = $1", [
       basics.invoiceId,
@@ -257,7 +285,7 @@ describe('tenant databases: production cutover and rollback', function () {
     const dry = await call('POST', 'tenant-db/rollback-production', { approval_id: approvalId, dry_run: true });
     expect(dry.status, dry.text).to.equal(200);
     const customers = dry.body.data.tables.find((t: { table: string }) => t.table === 'customers');
-    expect(customers).to.include({ to_insert: 2, to_update: 1, to_delete: 0 });
+    expect(customers).to.include({ to_insert: 3, to_update: 1, to_delete: 0 });
     expect(dry.body.data.tables.map((t: { table: string }) => t.table)).to.not.include.members(['tenants', 'users']);
     expect(await env.knex('tenant_db_runs').count('* as n').first()).to.deep.equal(runs);
     expect(await env.knex('platform_audit_log').count('* as n').first()).to.deep.equal(audits);
