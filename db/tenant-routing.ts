@@ -35,6 +35,18 @@ export const IDENTITY_TABLES = ['tenants', 'users', 'roles', 'auth_tokens'] as c
  */
 export const MOVED_TABLES: readonly TenantTable[] = TENANT_TABLES.filter((t) => !SHARED_TENANT_TABLES.includes(t));
 
+/** Identity tables a cut-over tenant's database keeps a copy of (written shared first, then mirrored). */
+export const MIRRORED_TABLES: readonly string[] = ['users'];
+
+/**
+ * Where writes to a table go after cutover (the write plan, item 4): `tenant_db` for a moved
+ * table, `shared+tenant_db` for a mirrored identity table, `shared` otherwise.
+ */
+export function writeLocationAfterCutover(table: string): 'tenant_db' | 'shared+tenant_db' | 'shared' {
+  if (MIRRORED_TABLES.includes(table)) return 'shared+tenant_db';
+  return tableLocation(table, 'tenant_db') === 'tenant_db' ? 'tenant_db' : 'shared';
+}
+
 /** Where a table of a tenant in a mode is read and written. */
 export function tableLocation(table: string, mode: DbMode): 'shared' | 'tenant_db' {
   return mode === 'tenant_db' && (MOVED_TABLES as readonly string[]).includes(table) ? 'tenant_db' : 'shared';
@@ -217,7 +229,8 @@ export async function tenantScopeOf(
 ): Promise<TenantScope> {
   const route = await routeTenant(knex, tenantId, appKey, use);
   const other: KnexOfMode = (mode) => knexOfMode(knex, tenantId, appKey, use, mode);
-  return new TenantScope(gatedKnex(route.knex, tenantId, route.mode, other), tenantId);
+  const shared = route.mode === 'tenant_db' ? { knex, tables: SHARED_TENANT_TABLES } : undefined;
+  return new TenantScope(gatedKnex(route.knex, tenantId, route.mode, other), tenantId, shared);
 }
 
 /** One database a cross-tenant scan visits. */
@@ -287,4 +300,32 @@ export async function migrateTenantDatabases(knex: Knex, appKey: Buffer | undefi
     out.push(r);
   }
   return out;
+}
+
+/**
+ * Keeps a cut-over tenant's copy of a user equal to the shared row (item 4: users stay in the shared
+ * database; #6's user writes call this after their transaction so the tenant database's foreign keys
+ * to users keep holding). Does nothing for a tenant on the shared database.
+ * @param knex the shared database
+ */
+export async function mirrorUser(
+  knex: Knex,
+  tenantId: number,
+  userId: number,
+  appKey: Buffer | undefined,
+): Promise<void> {
+  const route = await routeTenant(knex, tenantId, appKey, 'request');
+  if (route.mode !== 'tenant_db') return;
+  const r = await knex.raw<{ rows: { row: Record<string, unknown> }[] }>(
+    'SELECT row_to_json(u) AS row FROM users u WHERE u.id = ? AND u.tenant_id = ?',
+    [userId, tenantId],
+  );
+  if (!r.rows.length) return;
+  const cols = Object.keys(r.rows[0].row).map((c) => `"${c.replace(/"/g, '""')}"`);
+  const set = cols.filter((c) => c !== '"id"').map((c) => `${c} = EXCLUDED.${c}`);
+  await route.knex.raw(
+    `INSERT INTO users (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM json_populate_record(null::users, ?::json)
+     ON CONFLICT (id) DO UPDATE SET ${set.join(', ')}`,
+    [JSON.stringify(r.rows[0].row)],
+  );
 }

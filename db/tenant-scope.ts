@@ -109,6 +109,16 @@ export const TENANT_TABLES: readonly TenantTable[] = [
   'customer_mailboxes',
 ];
 
+/**
+ * Tables a scope reaches in the shared database although its knex is a tenant database (issue 15:
+ * a cut-over tenant's auth_tokens and idempotency_keys; db/tenant-routing.ts). Such a write is
+ * not part of the scope's transaction.
+ */
+export interface SharedTables {
+  knex: Knex;
+  tables: readonly string[];
+}
+
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */
 export interface TenantStatement extends Statement {
   readonly tenantBound: true;
@@ -162,11 +172,18 @@ export class TenantScope {
   constructor(
     readonly knex: Knex | Knex.Transaction,
     readonly tenantId: number,
+    readonly shared?: SharedTables,
   ) {}
+
+  /** The knex of a table: the shared database for a table that stays there (issue 15), else `k`. */
+  private on(table: string, k: Knex | Knex.Transaction): Knex | Knex.Transaction {
+    return this.shared?.tables.includes(table) ? this.shared.knex : k;
+  }
 
   /** `knex(table).where(table.tenant_id = tenantId)`; alias as in knex ("customers as c"). */
   table(table: TenantTable, alias?: string): Knex.QueryBuilder {
-    const q = alias ? this.knex(`${table} as ${alias}`) : this.knex(table);
+    const k = this.on(table, this.knex);
+    const q = alias ? k(`${table} as ${alias}`) : k(table);
     return q.where(`${alias ?? table}.tenant_id`, this.tenantId);
   }
 
@@ -182,7 +199,7 @@ export class TenantScope {
     opts: { alias?: string; trx?: Knex.Transaction } = {},
   ): QueryBuilderType<M> {
     const mc = model as ModelClass<M>; // typed as a constructor so that M is inferred from the class
-    const q = mc.query(opts.trx ?? (this.knex as Knex));
+    const q = mc.query(this.on(mc.tableName, opts.trx ?? this.knex) as Knex);
     if (opts.alias) q.alias(opts.alias);
     return q.where(`${opts.alias ?? mc.tableName}.tenant_id`, this.tenantId);
   }
@@ -197,7 +214,7 @@ export class TenantScope {
     trx?: Knex.Transaction,
   ): Promise<M> {
     const mc = model as ModelClass<M>; // see query()
-    const q = mc.query(trx ?? (this.knex as Knex)).insert({ ...row, tenant_id: this.tenantId });
+    const q = mc.query(this.on(mc.tableName, trx ?? this.knex) as Knex).insert({ ...row, tenant_id: this.tenantId });
     // insert() of one object resolves to one instance; returning('*') keeps that shape
     return (await q.returning('*')) as unknown as M;
   }
@@ -208,7 +225,10 @@ export class TenantScope {
     row: T,
     trx?: Knex.Transaction,
   ): Promise<T & { id: number }> {
-    const [r] = await (trx ?? this.knex)(table)
+    const [r] = await this.on(
+      table,
+      trx ?? this.knex,
+    )(table)
       .insert({ ...row, tenant_id: this.tenantId })
       .returning('*');
     return r;
@@ -227,7 +247,7 @@ export class TenantScope {
 
   /** The same scope bound to a transaction. */
   withTransaction(trx: Knex.Transaction): TenantScope {
-    return new TenantScope(trx, this.tenantId);
+    return new TenantScope(trx, this.tenantId, this.shared);
   }
 
   /**

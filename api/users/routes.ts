@@ -4,6 +4,18 @@ import { accessActor } from '../roles/routes.js';
 import { idParams } from '../shared/schemas.js';
 import { userCreateBody, userList, userListQuery, userOne, userUpdateBody } from './schemas.js';
 import { createUser, listUsers, updateUser, userById, type UserInput, type UserListQuery } from './service.js';
+import type { AppContext } from '../context.js';
+import { TenantScope } from '../../db/tenant-scope.js';
+import { mirrorUser } from '../../db/tenant-routing.js';
+
+/**
+ * Users are identity rows: they stay in the shared database after a tenant's cutover (issue 15
+ * item 4), so these routes use a shared-database scope, and a write also updates the user's copy in
+ * a cut-over tenant's database (mirrorUser).
+ */
+const usersScope = (ctx: AppContext) => new TenantScope(ctx.deps.knex, ctx.state.scope!.tenantId);
+const mirror = (ctx: AppContext, id: number) =>
+  mirrorUser(ctx.deps.knex, ctx.state.scope!.tenantId, id, ctx.deps.config.appKey);
 
 /** Guards every user route shares: a login token of a tenant user holding users.manage. */
 const base = { tag: 'users', auth: 'login', tenant: true, permission: 'users.manage' } as const;
@@ -22,7 +34,7 @@ export const userRoutes: AnyWebRoute[] = [
     summary: 'List users, newest first; filters search (name, e-mail, phone), role (id or name), is_active',
     responses: { 200: { description: 'Page of users', schema: userList } },
     async handler(ctx) {
-      ctx.body = await listUsers(ctx.state.scope!, ctx.state.query);
+      ctx.body = await listUsers(usersScope(ctx), ctx.state.query);
     },
   }),
   webRoute<Input, Record<string, never>, UserInput>({
@@ -38,8 +50,10 @@ export const userRoutes: AnyWebRoute[] = [
       409: { description: 'The e-mail is taken' },
     },
     async handler(ctx) {
+      const user = await createUser(usersScope(ctx), accessActor(ctx), ctx.state.body);
+      await mirror(ctx, user.id);
       ctx.status = 201;
-      ctx.body = { data: await createUser(ctx.state.scope!, accessActor(ctx), ctx.state.body) };
+      ctx.body = { data: user };
     },
   }),
   webRoute<{ id: number }>({
@@ -50,7 +64,7 @@ export const userRoutes: AnyWebRoute[] = [
     summary: 'Show a user with roles and effective permissions',
     responses: { 200: { description: 'The user', schema: userOne }, ...notFound },
     async handler(ctx) {
-      ctx.body = { data: await userById(ctx.state.scope!, ctx.state.params.id) };
+      ctx.body = { data: await userById(usersScope(ctx), ctx.state.params.id) };
     },
   }),
   webRoute<{ id: number }, Record<string, never>, UserInput>({
@@ -68,7 +82,9 @@ export const userRoutes: AnyWebRoute[] = [
       ...notFound,
     },
     async handler(ctx) {
-      ctx.body = { data: await updateUser(ctx.state.scope!, accessActor(ctx), ctx.state.params.id, ctx.state.body) };
+      const user = await updateUser(usersScope(ctx), accessActor(ctx), ctx.state.params.id, ctx.state.body);
+      await mirror(ctx, user.id);
+      ctx.body = { data: user };
     },
   }),
 ];

@@ -95,7 +95,8 @@ export interface PassCounts {
 /**
  * Makes `to`'s rows of the tenant equal to `from`'s: upserts in foreign-key order, then deletes the
  * extras in reverse order. Idempotent (a retried pass finds less to do).
- * @param opts `dryRun` counts without writing (the rollback's plan)
+ * @param opts `dryRun` counts without writing (the rollback's plan); `keepExtras` tables whose
+ *   extra rows in `to` stay (KEEP_ON_ROLLBACK)
  * @returns per table the rows inserted, updated and deleted (or to be)
  */
 export async function syncPass(
@@ -103,7 +104,7 @@ export async function syncPass(
   to: Knex,
   plan: SyncTable[],
   tenantId: number,
-  opts: { dryRun?: boolean } = {},
+  opts: { dryRun?: boolean; keepExtras?: readonly string[] } = {},
 ): Promise<PassCounts[]> {
   const counts = new Map(plan.map((t) => [t.table, { table: t.table, to_insert: 0, to_update: 0, to_delete: 0 }]));
   for (const t of plan) {
@@ -142,6 +143,7 @@ export async function syncPass(
     }
   }
   for (const t of [...plan].reverse()) {
+    if (opts.keepExtras?.includes(t.table)) continue;
     const c = counts.get(t.table)!;
     for (let after: unknown[] | null = null; ;) {
       const b = await readBatch(to, t, tenantId, after, true);
@@ -179,18 +181,25 @@ export async function tableChecksum(k: Knex, t: SyncTable, tenantId: number): Pr
 }
 
 /**
- * Item 3 d: every table's count and checksum equal on both sides and no foreign key left
- * unvalidated in the target.
+ * Item 3 d: every table's count and checksum equal on both sides (a `keepExtras` table: at least
+ * the source's count) and no foreign key left unvalidated in the target.
  * @returns per table the counts and checksums
  * @throws TenantDbPermanentError naming the tables that differ (the comparison attached as `result`)
  */
-export async function verifyPass(from: Knex, to: Knex, plan: SyncTable[], tenantId: number) {
+export async function verifyPass(
+  from: Knex,
+  to: Knex,
+  plan: SyncTable[],
+  tenantId: number,
+  keepExtras: readonly string[] = [],
+) {
   const tables = [];
   const bad: string[] = [];
   for (const t of plan) {
     const a = await tableChecksum(from, t, tenantId);
     const b = await tableChecksum(to, t, tenantId);
-    const ok = a.count === b.count && a.sum === b.sum;
+    // a table whose extras stay (KEEP_ON_ROLLBACK) holds at least the source's rows
+    const ok = keepExtras.includes(t.table) ? b.count >= a.count : a.count === b.count && a.sum === b.sum;
     if (!ok) bad.push(t.table);
     tables.push({ table: t.table, count: a.count, target_count: b.count, checksum: a.sum, target_checksum: b.sum, ok });
   }
@@ -208,3 +217,9 @@ export async function verifyPass(from: Knex, to: Knex, plan: SyncTable[], tenant
   }
   return result;
 }
+
+/**
+ * Tables whose shared-only rows a production rollback keeps (decision): audit_log is append-only,
+ * and a cut-over tenant's user writes (shared, issue 15 item 4) audit there.
+ */
+export const KEEP_ON_ROLLBACK: readonly string[] = ['audit_log'];

@@ -5,7 +5,7 @@ import { resolvePlatformTenant } from '../tenant-param.js';
 import { recordPlatformAudit } from '../audit.js';
 import type { PlatformActor } from '../tenants-service.js';
 import { tenantDbServer, TenantDbPermanentError } from './admin.js';
-import { passPlan, syncPass, verifyPass, type PassDirection } from './cutover-passes.js';
+import { KEEP_ON_ROLLBACK, passPlan, syncPass, verifyPass, type PassDirection } from './cutover-passes.js';
 import { lockExclusive } from './cutover-lock.js';
 import { startIdBlocks } from './id-blocks.js';
 import { startRun, type TenantDbRun } from './runs.js';
@@ -142,7 +142,10 @@ export async function startRollback(
   const approval = await rollbackApproval(deps, tenant.id, body);
   if (body.dry_run) {
     const plan = await passPlan(deps.knex, 'to_shared');
-    const tables = await syncPass(await tk(tenant.id), deps.knex, plan, tenant.id, { dryRun: true });
+    const tables = await syncPass(await tk(tenant.id), deps.knex, plan, tenant.id, {
+      dryRun: true,
+      keepExtras: KEEP_ON_ROLLBACK,
+    });
     const total = (f: 'to_insert' | 'to_update' | 'to_delete') => tables.reduce((n, t) => n + t[f], 0);
     return {
       plan: {
@@ -186,16 +189,17 @@ export async function executeMove(
   const tenantId = run.tenant_id;
   const [from, to] = direction === 'to_tenant' ? [knex, tk] : [tk, knex];
   const plan = await passPlan(knex, direction);
-  const first = await syncPass(from, to, plan, tenantId);
+  const keep = { keepExtras: direction === 'to_shared' ? KEEP_ON_ROLLBACK : [] };
+  const first = await syncPass(from, to, plan, tenantId, keep);
   await rep.log(`pass 1: ${summary(first)}`);
   await rep.progress({ step: 'pass', pass: 1, tables_total: plan.length });
   const lock = await lockExclusive(knex, tk, tenantId);
   try {
     if (afterLock) await afterLock(tenantId);
-    const second = await syncPass(from, to, plan, tenantId);
+    const second = await syncPass(from, to, plan, tenantId, keep);
     await rep.log(`pass 2 (locked): ${summary(second)}`);
     await rep.progress({ step: 'verify', pass: 2, tables_total: plan.length });
-    const verified = await verifyPass(from, to, plan, tenantId);
+    const verified = await verifyPass(from, to, plan, tenantId, keep.keepExtras);
     const blocks = direction === 'to_tenant' ? await startIdBlocks(knex, tk, tenantId, plan) : [];
     const mode = direction === 'to_tenant' ? 'tenant_db' : 'shared_db';
     await lock.tenant('tenants').where({ id: tenantId }).update({ db_mode: mode });

@@ -1,4 +1,5 @@
 import type { TenantDbStatus } from './state.js';
+import { writeLocationAfterCutover } from '../../../db/tenant-routing.js';
 
 /**
  * Where a tenant's writes go (issue 14 item 8 `write-plan`; issue 13/15 reuse the table): per
@@ -21,12 +22,14 @@ export type RoutedModule = (typeof ROUTED_MODULES)[number];
  * write to the shared database first, then the tenant database (the shared one stays the truth);
  * after cutover to the tenant database only.
  */
-export const WRITE_ROUTES: Record<RoutedModule, Record<WritePhase, WriteTarget>> = {
-  users: { before_cutover: 'shared', dual_write: 'shared+tenant_db', after_cutover: 'tenant_db' },
-  customers: { before_cutover: 'shared', dual_write: 'shared+tenant_db', after_cutover: 'tenant_db' },
-  invoices: { before_cutover: 'shared', dual_write: 'shared+tenant_db', after_cutover: 'tenant_db' },
-  tickets: { before_cutover: 'shared', dual_write: 'shared+tenant_db', after_cutover: 'tenant_db' },
-};
+export const WRITE_ROUTES: Record<RoutedModule, Record<WritePhase, WriteTarget>> = Object.fromEntries(
+  ROUTED_MODULES.map((m) => [
+    m,
+    // issue 15: after cutover from the one routing table (db/tenant-routing.ts): users stay shared
+    // and are mirrored, the other modules move
+    { before_cutover: 'shared', dual_write: 'shared+tenant_db', after_cutover: writeLocationAfterCutover(m) },
+  ]),
+) as Record<RoutedModule, Record<WritePhase, WriteTarget>>;
 
 /** The phase of a tenant database status: `production` is after cutover, anything else before. */
 export function writePhaseOf(status: TenantDbStatus): WritePhase {

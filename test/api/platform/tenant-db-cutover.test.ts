@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { startTestApp, TEST_WEB_APP_KEY, type TestApp } from '../../helpers/http.js';
-import { makeIntegrationToken, makeTenant, seedBasics, type TenantFixture } from '../../helpers/fixtures.js';
+import { makeIntegrationToken, makeTenant, PASSWORD, seedBasics, type TenantFixture } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
 import { platformAdminToken } from './support.js';
 import { runJob, saveTenantDbCredential } from './tenant-db-support.js';
@@ -214,6 +214,22 @@ describe('tenant databases: production cutover and rollback', function () {
     expect(ext.status, ext.text).to.equal(200);
     expect(ext.body.data.map((c: { id: number }) => c.id)).to.include(id);
     expect(await env.knex('customers').where({ tenant_id: a.tenant.id }).orderBy('id')).to.deep.equal(sharedBefore);
+    // users stay shared; a user write also writes the user's copy in the tenant database
+    const email = `tdb-user-${a.tenant.id}-${Date.now()}@example.test`;
+    const user = await app.request('POST', '/api/users', {
+      token: a.adminToken,
+      body: { name: 'Tenant Db User', email, password: PASSWORD, roles: ['Super Admin'] },
+    });
+    expect(user.status, user.text).to.equal(201);
+    expect((await env.knex('users').where({ id: user.body.data.id }).first()).email).to.equal(email);
+    const renamed = await app.request('PUT', `/api/users/${user.body.data.id}`, {
+      token: a.adminToken,
+      body: { name: 'Tenant Db User Renamed' },
+    });
+    expect(renamed.status, renamed.text).to.equal(200);
+    expect(await inTenantDb('SELECT email, name FROM users WHERE id = $1', [user.body.data.id])).to.deep.equal([
+      { email, name: 'Tenant Db User Renamed' },
+    ]);
   });
 
   it('id blocks: the scheduler moves a sequence 80 % through its block to a new one; release migrates tenant databases', async () => {

@@ -180,7 +180,13 @@ describe('tenant databases: reports', function () {
     const plan = (await get('write-plan')).data;
     expect(plan).to.include({ status: 'data_copied', phase: 'before_cutover' });
     expect(plan.modules).to.deep.equal(
-      MODULES.map((m) => ({ module: m, now: 'shared', dual_write: 'shared+tenant_db', after_cutover: 'tenant_db' })),
+      MODULES.map((m) => ({
+        module: m,
+        now: 'shared',
+        dual_write: 'shared+tenant_db',
+        // issue 15 item 4: users stay shared and are mirrored to the tenant database
+        after_cutover: m === 'users' ? 'shared+tenant_db' : 'tenant_db',
+      })),
     );
     expect(Object.keys(WRITE_ROUTES)).to.deep.equal(MODULES);
   });
