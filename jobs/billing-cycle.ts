@@ -2,6 +2,7 @@ import { UnrecoverableError, type JobsOptions, type Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import { BillingRun, Tenant } from '../db/models/index.js';
 import { TenantScope } from '../db/tenant-scope.js';
+import { tenantScopeOf } from '../db/tenant-routing.js';
 import { recordAudit } from '../api/audit-logs/service.js';
 import { BillingAborted, customersToConsider, runBilling, type BillingCounts } from '../api/invoices/billing.js';
 import { dateIn, isValidTimeZone } from '../lib/clock.js';
@@ -177,19 +178,21 @@ async function scheduledRun(job: JobLike<BillingCycleData>, tenantId: number, as
     await job.log(`tenant ${tenantId}: gone, nothing billed`);
     return gone(tenantId, null, asOf);
   }
-  const scope = new TenantScope(knex, tenantId);
+  // issue 15: the tenant's rows where its db_mode says (a cut-over tenant's database), writes gated
+  const scope = await tenantScopeOf(knex, tenantId, jobDeps().appKey, 'job');
   const jobId = tenantJobId(tenantId, asOf);
-  await knex('billing_runs')
+  await scope
+    .knex('billing_runs')
     .insert({ tenant_id: tenantId, as_of: asOf, trigger: 'schedule', status: 'queued', job_id: jobId })
     .onConflict(['tenant_id', 'job_id'])
     .ignore();
   const run = (await scope.query(BillingRun).where({ job_id: jobId }).first())!;
-  return execute(job, knex, run, tenant.slug, signal);
+  return execute(job, scope.knex as Knex, run, tenant.slug, signal);
 }
 
 async function requestedRun(job: JobLike<BillingCycleData>, runId: number, tenantId: number, signal?: AbortSignal) {
   const { knex } = jobDeps();
-  const scope = new TenantScope(knex, tenantId);
+  const scope = await tenantScopeOf(knex, tenantId, jobDeps().appKey, 'job');
   const run = await scope.query(BillingRun).findById(runId);
   const tenant = run && (await Tenant.query(knex).findById(tenantId).select('slug'));
   if (!run || !tenant) {
@@ -197,7 +200,7 @@ async function requestedRun(job: JobLike<BillingCycleData>, runId: number, tenan
     await job.log(`tenant ${tenantId}: billing run ${runId} does not exist, nothing billed`);
     return gone(tenantId, runId, null);
   }
-  return execute(job, knex, run, tenant.slug, signal);
+  return execute(job, scope.knex as Knex, run, tenant.slug, signal);
 }
 
 /** Runs (or reports the finished) billing run `run` and records its outcome. */

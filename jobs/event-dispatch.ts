@@ -9,6 +9,7 @@ import {
   type Queues,
 } from './queues.js';
 import { jobDeps } from './deps.js';
+import { forEachTenantDatabase } from '../db/tenant-routing.js';
 import { enqueueScanRun, reportProgress, scanRunId, scanScheduler, throwIfAborted } from './platform-scan.js';
 import {
   DEFAULT_SUBSCRIBER_TIMEOUT_MS,
@@ -159,7 +160,26 @@ export async function process(
   _token?: string,
   signal?: AbortSignal,
 ): Promise<EventDispatchResult> {
-  const { result, errors } = await dispatchEvents(jobDeps().knex, job, signal);
+  // Issue 15: the shared database's outbox, then each cut-over tenant's (its services write their
+  // events in its database). Event ids are per database: a run for one event looks in each.
+  const { knex, appKey } = jobDeps();
+  const want = job.data?.tenant_id ?? null;
+  const result: EventDispatchResult = { dispatched: 0, deliveries: 0, failed: 0, purged: 0 };
+  const errors: string[] = [];
+  await forEachTenantDatabase(
+    knex,
+    appKey,
+    async (target) => {
+      if (target.tenantId !== null && want !== null && target.tenantId !== want) return;
+      const r = await dispatchEvents(target.knex, job, signal);
+      for (const k of ['dispatched', 'deliveries', 'failed', 'purged'] as const) result[k] += r.result[k];
+      errors.push(...r.errors);
+    },
+    (id, err) => {
+      result.failed += 1;
+      errors.push(`tenant ${id}'s database: ${String((err as Error)?.message ?? err).slice(0, 200)}`);
+    },
+  );
   if (result.failed) throw new EventDispatchFailed(result, errors);
   return result;
 }

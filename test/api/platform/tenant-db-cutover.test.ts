@@ -10,6 +10,7 @@ import { configureCutover } from '../../../api/platform/tenant-db/cutover.js';
 import { closeTenantPools } from '../../../db/tenant-pools.js';
 import { configureJobDeps } from '../../../jobs/deps.js';
 import * as invoiceOverdue from '../../../jobs/invoice-overdue.js';
+import * as eventDispatch from '../../../jobs/event-dispatch.js';
 import { configureTenantRouting, CUTOVER_LOCK_CLASS, migrateTenantDatabases } from '../../../db/tenant-routing.js';
 import * as idBlocks from '../../../jobs/tenant-db-id-blocks.js';
 
@@ -254,7 +255,7 @@ describe('tenant databases: production cutover and rollback', function () {
     expect(migrated.every((m) => !m.error)).to.equal(true);
   });
 
-  it('a cron scan (invoice-overdue) reaches the cut-over tenant’s database', async () => {
+  it('cron scans (invoice-overdue, event-dispatch) reach the cut-over tenant’s database', async () => {
     await tdb.query("UPDATE invoices SET due_date = current_date - 10, status = 'unpaid' WHERE id = $1", [
       basics.invoiceId,
     ]);
@@ -273,6 +274,20 @@ describe('tenant databases: production cutover and rollback', function () {
     );
     expect((await env.knex('invoices').where({ id: basics.invoiceId }).first()).status).to.equal('unpaid');
     expect(logs.join('\n')).to.contain(`tenant ${a.tenant.id}'s database`);
+    // event-dispatch: an event the tenant's services wrote in its database is dispatched there
+    const [ev] = await inTenantDb(
+      "INSERT INTO event_outbox (tenant_id, name, payload) VALUES ($1, 'test_cutover', '{}') RETURNING id",
+      [a.tenant.id],
+    );
+    const dispatched = await eventDispatch.process({
+      id: 'test',
+      data: {},
+      log: async () => {},
+      updateProgress: async () => {},
+    } as never); // a JobLike with the members the dispatcher uses
+    expect(dispatched.dispatched).to.be.at.least(1);
+    const [row] = await inTenantDb('SELECT dispatched_at FROM event_outbox WHERE id = $1', [ev.id]);
+    expect(row.dispatched_at).to.be.an.instanceOf(Date);
   });
 
   it('a write waiting more than 5 s for the lock answers 503 tenant_db_cutover_in_progress', async () => {
