@@ -65,7 +65,10 @@ async function runStep(knex: Knex, appKey: Buffer, run: TenantDbRun, job: Job): 
   ).checkpoint;
   if (kind === 'copy_dry_run') return executeDryRun(knex, tenantKnex, tenantId, reporter);
   if (kind === 'copy_run') return executeCopy(knex, tenantKnex, tenantId, reporter, checkpoint ?? {});
-  return executeCopyRollback(knex, tenantKnex, tenantId, reporter);
+  if (kind === 'copy_rollback') return executeCopyRollback(knex, tenantKnex, tenantId, reporter);
+  // Issue 15's steps (demo seed, dual write, cutover and its rollback) are added here as they are built;
+  // until then a run of such a kind fails for good instead of doing another step's work.
+  throw new TenantDbPermanentError(`${kind} is not available yet`);
 }
 
 const reasonOf = (err: unknown) => String((err as Error)?.message ?? err).slice(0, 500);
