@@ -263,6 +263,7 @@ describe('tenant databases: pilot logins and smoke routes', function () {
     clock.advance(2000);
     try {
       for (const path of SMOKE) expect((await smoke(path, live.token)).status, `${path} expired`).to.equal(401);
+      expect((await app.request('GET', '/api/auth/me', { token: live.token })).status, 'me expired').to.equal(401);
       const status = await app.request(
         'GET',
         `${base()}/tenant-db/pilot-token/status?email=${encodeURIComponent(a.admin.email)}`,
