@@ -7,6 +7,14 @@ import { tenantDatabaseSummary } from './runs.js';
 import { moduleRead, readSource } from './module-read.js';
 import { writePlan, type RoutedModule } from './write-plan.js';
 import { SECRET_COLUMN, withTenantDb, type ReportDeps } from './report-base.js';
+import {
+  IDENTITY_TABLES,
+  MIRRORED_TABLES,
+  MOVED_TABLES,
+  SHARED_TENANT_TABLES,
+  tableLocation,
+  type DbMode,
+} from '../../../db/tenant-routing.js';
 
 /**
  * The read-only reports of issue 14 item 8 (GET `tenant-db/...`): in the request on the request
@@ -121,6 +129,8 @@ export async function productionStatus(deps: ReportDeps, ref: string) {
     use_tenant_db_read: database.use_tenant_db_read,
     reads: { source: src.tk ? 'tenant_db' : 'shared', fallback_reason: src.reason ?? null },
     runs,
+    // issue 15 item 4: where the tenant's tables are now, from the one routing table
+    routing: await routingOf(deps.knex, tenant.id),
   };
 }
 
@@ -134,4 +144,19 @@ export async function writePlanReport(deps: ReportDeps, ref: string) {
 export async function moduleReport(deps: ReportDeps, ref: string, module: RoutedModule) {
   const tenant = await resolvePlatformTenant(deps.knex, ref);
   return moduleRead(deps.knex, await readTenantDb(deps.knex, tenant.id), deps.appKey, module);
+}
+
+/** A tenant's routing (issue 15 item 4): its tenants.db_mode and each table's location by it. */
+async function routingOf(knex: ReportDeps['knex'], tenantId: number) {
+  const t = (await knex('tenants').where({ id: tenantId }).first('db_mode')) as { db_mode: DbMode } | undefined;
+  const mode: DbMode = t?.db_mode === 'tenant_db' ? 'tenant_db' : 'shared_db';
+  return {
+    db_mode: mode,
+    tenant_db_tables: MOVED_TABLES.filter((x) => tableLocation(x, mode) === 'tenant_db'),
+    shared_tables: [
+      ...SHARED_TENANT_TABLES,
+      ...IDENTITY_TABLES.filter((x) => !(SHARED_TENANT_TABLES as readonly string[]).includes(x)),
+    ],
+    mirrored_tables: MIRRORED_TABLES,
+  };
 }

@@ -176,6 +176,11 @@ describe('tenant databases: production cutover and rollback', function () {
     );
     const approval = await env.knex('tenant_db_approvals').where({ id: approvalId }).first();
     expect(approval).to.include({ status: 'used', cutover_run_id: run.id });
+    const status = await call('GET', 'tenant-db/production-status');
+    expect(status.status, status.text).to.equal(200);
+    expect(status.body.data.routing.db_mode).to.equal('tenant_db');
+    expect(status.body.data.routing.tenant_db_tables).to.include.members(['customers', 'audit_log', 'tenant_counters']);
+    expect(status.body.data.routing.shared_tables).to.include.members(['auth_tokens', 'idempotency_keys', 'users']);
     // the id block of customers: the waiting write's id is inside it, the shared sequence beyond it
     const block = await env
       .knex('tenant_db_id_blocks')

@@ -209,7 +209,8 @@ describe('tenant databases: reports', function () {
     expect(gate.checks.filter((c: { ok: boolean }) => !c.ok)).to.deep.equal([]);
     expect(gate.passed).to.equal(true);
 
-    const demoId = 2_000_000 + a.tenant.id;
+    // far above the shared sequences: issue 15's cutover test reserves id blocks of 1,000,000 from them
+    const demoId = 2_000_000_000 + a.tenant.id;
     await plantCustomer(demoId, 'DEMO-0001');
     await env
       .knex('tenant_db_demo_rows')
