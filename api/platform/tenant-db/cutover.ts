@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { InvalidTransition, NotFound, ValidationFailed } from '../../errors.js';
+import { DemoGuardBlocked, InvalidTransition, NotFound, ValidationFailed } from '../../errors.js';
 import { systemClock, type Clock } from '../../../lib/clock.js';
 import { resolvePlatformTenant } from '../tenant-param.js';
 import { recordPlatformAudit } from '../audit.js';
@@ -98,12 +98,14 @@ async function audit(deps: TenantDbDeps, actor: PlatformActor, tenantId: number,
 
 /**
  * POST tenant-db/cutover-production: 202 with the queued `cutover_production` run.
- * @throws ValidationFailed (phrase, fingerprint), NotFound (approval), InvalidTransition (master,
+ * @throws ValidationFailed (phrase, fingerprint), DemoGuardBlocked (403, a demo-mode tenant),
+ *   NotFound (approval), InvalidTransition (master,
  *   approval status or window, tenant database status, unfinished run), 503 QUEUE_UNAVAILABLE
  */
 export async function startCutover(deps: CutoverDeps, actor: PlatformActor, ref: string, body: CutoverInput) {
   const tenant = await resolvePlatformTenant(deps.knex, ref);
   requirePhrase('cutover_production', body.confirm_phrase);
+  if (tenant.demo_mode) throw new DemoGuardBlocked('provisioning.run');
   const approval = await cutoverPreconditions(deps, tenant, body);
   await tenantDbServer(deps.knex, deps.appKey);
   const run = await startRun(deps, tenant.id, 'cutover_production', actor.userId);
@@ -139,6 +141,7 @@ export async function startRollback(
 ): Promise<{ plan?: Record<string, unknown>; run?: TenantDbRun }> {
   const tenant = await resolvePlatformTenant(deps.knex, ref);
   if (!body.dry_run) requirePhrase('rollback_production', body.confirm_phrase);
+  if (!body.dry_run && tenant.demo_mode) throw new DemoGuardBlocked('provisioning.run');
   const approval = await rollbackApproval(deps, tenant.id, body);
   if (body.dry_run) {
     const plan = await passPlan(deps.knex, 'to_shared');
