@@ -5,6 +5,7 @@ import { copyPlan, type CopyTable } from './copy-plan.js';
 import { appliedMigrations, testTenantDb } from './schema.js';
 import { rowHashes, withTenantDb, type Check, type ReportDeps, type RowHash } from './report-base.js';
 import { ROUTED_MODULES } from './write-plan.js';
+import { dualWriteRolledBack } from './dual-write-check.js';
 
 /**
  * Comparisons of the shared and the tenant database (issue 14 item 8): `reconciliation`,
@@ -138,10 +139,13 @@ export async function shadowRead(deps: ReportDeps, ref: string) {
 
 /**
  * GET tenant-db/cutover-gate: checks `{name, ok, detail}` (pilot_created, schema_current,
- * copy_verified, no_blocking_extras, client_addr_allowed, backup_ready, not_master_tenant) and
- * `passed` (every check ok). An unreachable tenant database fails the checks that need it.
+ * copy_verified, no_blocking_extras, client_addr_allowed, backup_ready, not_master_tenant; issue 15:
+ * credentials_enabled, dual_write_rolled_back) and `passed` (every check ok). An unreachable tenant
+ * database fails the checks that need it. Issue 15's snapshot, approval and cutover call it too.
+ * @param ref the tenant's slug or id (a number is an id)
+ * @throws NotFound (404) for an unknown tenant
  */
-export async function cutoverGate(deps: ReportDeps, ref: string) {
+export async function cutoverGate(deps: ReportDeps, ref: string | number) {
   const r = await withTenantDb(deps, ref, async (tk, row) => {
     const [shared, tenant] = await Promise.all([appliedMigrations(deps.knex), appliedMigrations(tk)]);
     const test = await testTenantDb(tk, row);
@@ -190,6 +194,13 @@ export async function cutoverGate(deps: ReportDeps, ref: string) {
       ok: !tenantRow?.is_master,
       detail: tenantRow?.is_master ? 'the master tenant stays on the shared database' : 'not the master tenant',
     },
+    // issue 15 item 3: the credential request's `enabled` switch and a rolled-back dual write
+    {
+      name: 'credentials_enabled',
+      ok: !!settings.enabled,
+      detail: settings.enabled ? 'provisioning credentials are enabled' : 'provisioning credentials are not enabled',
+    },
+    await dualWriteRolledBack(deps.knex, r.tenant.id),
   ];
   return { status: row.status, tenant_db: r.reach, checks, passed: checks.every((c) => c.ok) };
 }
