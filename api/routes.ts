@@ -35,6 +35,7 @@ import { tenantDbRoutes } from './platform/tenant-db-routes.js';
 import { platformRunRoutes } from './platform/runs/routes.js';
 import { customerEmailAccountRoutes } from './customers/email-account.js';
 import { tenantDbReportRoutes } from './platform/tenant-db-report-routes.js';
+import { tenantDbProductionRoutes } from './platform/tenant-db-production-routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -77,4 +78,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...platformRunRoutes,
   ...customerEmailAccountRoutes,
   ...tenantDbReportRoutes,
+  ...tenantDbProductionRoutes,
 ];
