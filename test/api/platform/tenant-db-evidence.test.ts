@@ -37,7 +37,7 @@ describe('tenant databases: evidence, approval, demo seed, dual write', function
   const gateCheck = async (name: string) =>
     (await get('cutover-gate')).checks.find((c: { name: string }) => c.name === name);
   const approveBody = async (over: Record<string, unknown> = {}) => ({
-    fingerprint: (await snapshot()).evidence.fingerprint,
+    fingerprint: 'fingerprint' in over ? over.fingerprint : (await snapshot()).evidence.fingerprint,
     approver: 'Ana Approver',
     maintenance_window: `${iso(clock.now().getTime())}/${iso(clock.now().getTime() + 2 * HOUR)}`,
     rollback_owner: 'Rob Rollback',
@@ -305,8 +305,9 @@ describe('tenant databases: evidence, approval, demo seed, dual write', function
       [{ fingerprint: 'f'.repeat(64) }, 'fingerprint', 'evidence_changed'],
       [{ fingerprint: 'nope' }, 'fingerprint', ''],
     ];
+    const fingerprint = (await snapshot()).evidence.fingerprint;
     for (const [over, field, text] of cases) {
-      const r = await approve(await approveBody(over));
+      const r = await approve(await approveBody({ fingerprint, ...over }));
       expect(r.status, JSON.stringify(over)).to.equal(422);
       expect(r.body.code).to.equal('VALIDATION_FAILED');
       expect(r.body.errors, JSON.stringify(over)).to.have.property(field);
