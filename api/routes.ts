@@ -35,6 +35,8 @@ import { tenantDbRoutes } from './platform/tenant-db-routes.js';
 import { platformRunRoutes } from './platform/runs/routes.js';
 import { customerEmailAccountRoutes } from './customers/email-account.js';
 import { tenantDbReportRoutes } from './platform/tenant-db-report-routes.js';
+import { tenantDbLoginRoutes } from './platform/tenant-db-login-routes.js';
+import { tenantDbPilotRoutes } from './tenant-db-pilot/routes.js';
 import { tenantDbProductionRoutes } from './platform/tenant-db-production-routes.js';
 
 /**
@@ -78,5 +80,7 @@ export const webRoutes: AnyWebRoute[] = [
   ...platformRunRoutes,
   ...customerEmailAccountRoutes,
   ...tenantDbReportRoutes,
+  ...tenantDbLoginRoutes,
+  ...tenantDbPilotRoutes,
   ...tenantDbProductionRoutes,
 ];

@@ -1,6 +1,6 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Knex } from 'knex';
-import { jobDeps } from './deps.js';
+import { jobClock, jobDeps } from './deps.js';
 import { releaseTenantPools, tenantPools } from '../db/tenant-pools.js';
 import { RUN_COLUMNS, type TenantDbJobData, type TenantDbRun } from '../api/platform/tenant-db/runs.js';
 import { readTenantDb, STEPS, type RunKind } from '../api/platform/tenant-db/state.js';
@@ -13,6 +13,7 @@ import {
 import { executePilot, executePilotRollback } from '../api/platform/tenant-db/pilot.js';
 import { executeSchemaRun } from '../api/platform/tenant-db/schema.js';
 import { executeCopy, executeCopyRollback, executeDryRun, type CopyReporter } from '../api/platform/tenant-db/copy.js';
+import { revokeTenantPilotTokens } from '../api/platform/tenant-db/pilot-tokens.js';
 import { executeDemoSeed, executeDemoSeedRollback } from '../api/platform/tenant-db/demo-seed.js';
 import { executeDualWrite, executeDualWriteRollback } from '../api/platform/tenant-db/dual-write.js';
 
@@ -54,9 +55,18 @@ async function runStep(knex: Knex, appKey: Buffer, run: TenantDbRun, job: Job): 
     afterBatch,
   };
   const kind: RunKind = run.kind;
+  // issue 15 item 8: both rollbacks of issue 14 revoke every pilot token of the tenant (after the work)
+  const withPilotTokensRevoked = async (result: Record<string, unknown>) => ({
+    ...result,
+    pilot_tokens_revoked: await revokeTenantPilotTokens(knex, tenantId, jobClock().now()),
+  });
   if (kind === 'pilot_run') return executePilot(knex, appKey, await tenantDbServer(knex, appKey), tenantId);
   if (kind === 'pilot_rollback')
-    return executePilotRollback(knex, await tenantDbServer(knex, appKey), tenantId, () => releaseTenantPools(tenantId));
+    return withPilotTokensRevoked(
+      await executePilotRollback(knex, await tenantDbServer(knex, appKey), tenantId, () =>
+        releaseTenantPools(tenantId),
+      ),
+    );
   const row = await readTenantDb(knex, tenantId);
   const tenantKnex = pools.get(tenantId, tenantConnection(row, appKey));
   if (kind === 'schema_run') return executeSchemaRun(knex, tenantKnex, tenantId);
@@ -67,7 +77,8 @@ async function runStep(knex: Knex, appKey: Buffer, run: TenantDbRun, job: Job): 
   ).checkpoint;
   if (kind === 'copy_dry_run') return executeDryRun(knex, tenantKnex, tenantId, reporter);
   if (kind === 'copy_run') return executeCopy(knex, tenantKnex, tenantId, reporter, checkpoint ?? {});
-  if (kind === 'copy_rollback') return executeCopyRollback(knex, tenantKnex, tenantId, reporter);
+  if (kind === 'copy_rollback')
+    return withPilotTokensRevoked(await executeCopyRollback(knex, tenantKnex, tenantId, reporter));
   if (kind === 'demo_seed') return executeDemoSeed(knex, tenantKnex, tenantId, run.id, reporter);
   if (kind === 'demo_seed_rollback') return executeDemoSeedRollback(knex, tenantKnex, tenantId, reporter);
   if (kind === 'dual_write_run') return executeDualWrite(knex, tenantKnex, tenantId, run.id, reporter);
