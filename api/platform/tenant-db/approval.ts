@@ -105,7 +105,7 @@ export async function approveProduction(deps: EvidenceDeps, actor: PlatformActor
     throw new ValidationFailed({
       fingerprint: ['evidence_changed: not the current evidence fingerprint; take a new readiness snapshot.'],
     });
-  const gate = await cutoverGate(deps, tenant.id);
+  const gate = await cutoverGate(deps, tenant.id, { live: false });
   if (!gate.passed) {
     const failing = gate.checks.filter((c) => !c.ok).map((c) => `${c.name} (${c.detail})`);
     throw new InvalidTransition(`${db.status}, gate failing: ${failing.join('; ')}`, 'approve production');

@@ -65,7 +65,7 @@ async function verifiedCopy(knex: Knex, tenantId: number) {
 async function collect(deps: EvidenceDeps, ref: string | number) {
   const tenant = await resolvePlatformTenant(deps.knex, ref);
   const row = await readTenantDb(deps.knex, tenant.id);
-  const gate = await cutoverGate(deps, tenant.id);
+  const gate = await cutoverGate(deps, tenant.id, { live: false });
   const mig = await withTenantDb(deps, tenant.id, async (tk) => {
     const m = (await tk('knex_migrations').orderBy('id', 'desc').first('name')) as { name: string } | undefined;
     return m?.name ?? null;
@@ -116,6 +116,8 @@ export async function readinessSnapshot(deps: EvidenceDeps, ref: string) {
   const clock = deps.clock ?? systemClock;
   const c = await collect(deps, ref);
   const rec = c.reach.reachable ? await reconciliation(deps, c.tenant.slug) : null;
+  // observed: the live gate (today's rows: missing, changed, blocking extras), not fingerprinted
+  const liveGate = c.reach.reachable ? await cutoverGate(deps, c.tenant.id) : c.gate;
   const base = `/api/platform/tenants/${c.tenant.slug}/provisioning/tenant-db`;
   const master = dbModeOf(c.tenant) === 'shared_db_master';
   const commands = [
@@ -159,7 +161,7 @@ export async function readinessSnapshot(deps: EvidenceDeps, ref: string) {
     observed: {
       at: clock.now().toISOString(),
       tenant_db: c.reach,
-      gate: { passed: c.gate.passed, checks: c.gate.checks },
+      gate: { passed: liveGate.passed, checks: liveGate.checks },
       reconciliation: rec ? { totals: rec.totals, tables: rec.tables } : null,
     },
     production_cutover: {

@@ -115,6 +115,22 @@ describe('tenant databases: evidence, approval, demo seed, dual write', function
       production_cutover_allowed: false,
     });
     expect(await verify(e.fingerprint.toUpperCase())).to.include({ matched: true });
+
+    // a daily write in the shared database: observed sees it, the evidence (and its approvals) do not
+    const c = await env.knex('customers').where({ tenant_id: a.tenant.id }).first('id', 'name');
+    await env
+      .knex('customers')
+      .where({ id: c.id })
+      .update({ name: `${c.name} (moved house)` });
+    try {
+      const after = await snapshot();
+      expect(after.evidence.fingerprint).to.equal(e.fingerprint);
+      expect(after.observed.reconciliation.totals).to.include({ changed: 1 });
+      expect(after.observed.gate.passed).to.equal(false);
+      expect(await verify(e.fingerprint)).to.include({ matched: true, decision: 'ready_for_approval' });
+    } finally {
+      await env.knex('customers').where({ id: c.id }).update({ name: c.name });
+    }
   });
 
   it('verify: a bad or missing fingerprint 422; another fingerprint evidence_changed', async () => {
