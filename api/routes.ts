@@ -37,6 +37,7 @@ import { customerEmailAccountRoutes } from './customers/email-account.js';
 import { tenantDbReportRoutes } from './platform/tenant-db-report-routes.js';
 import { tenantDbLoginRoutes } from './platform/tenant-db-login-routes.js';
 import { tenantDbPilotRoutes } from './tenant-db-pilot/routes.js';
+import { tenantDbProductionRoutes } from './platform/tenant-db-production-routes.js';
 import { tenantDbCutoverRoutes } from './platform/tenant-db-cutover-routes.js';
 
 /**
@@ -82,5 +83,6 @@ export const webRoutes: AnyWebRoute[] = [
   ...tenantDbReportRoutes,
   ...tenantDbLoginRoutes,
   ...tenantDbPilotRoutes,
+  ...tenantDbProductionRoutes,
   ...tenantDbCutoverRoutes,
 ];

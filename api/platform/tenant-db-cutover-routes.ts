@@ -31,7 +31,7 @@ function depsOf(ctx: AppContext): CutoverDeps {
     appKey,
     queue: ctx.deps.queues.get(QUEUE),
     enqueueTimeoutMs: ctx.deps.queues.enqueueTimeoutMs,
-    clock: ctx.deps.config.tenantDbCutover?.clock,
+    clock: ctx.deps.config.tenantDbClock,
   };
 }
 

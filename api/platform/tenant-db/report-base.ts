@@ -50,7 +50,7 @@ export const reasonOf = (err: unknown): string => String((err as Error)?.message
  */
 export async function withTenantDb<T>(
   deps: ReportDeps,
-  ref: string,
+  ref: string | number,
   fn: (tk: Knex, row: TenantDbRow) => Promise<T>,
 ): Promise<{ tenant: { id: number; slug: string }; row: TenantDbRow; reach: Reach; value?: T }> {
   const tenant = await resolvePlatformTenant(deps.knex, ref);
