@@ -11,6 +11,9 @@ import { startIdBlocks } from './id-blocks.js';
 import { startRun, type TenantDbRun } from './runs.js';
 import { requirePhrase, type TenantDbDeps } from './service.js';
 import { readTenantDb } from './state.js';
+import { usableApproval } from './approval.js';
+import { currentFingerprint } from './evidence.js';
+import { cutoverGate } from './reconcile.js';
 import type { CopyReporter } from './copy.js';
 
 /**
@@ -60,8 +63,10 @@ async function approvalOf(knex: Knex, tenantId: number, id: number | undefined):
 
 /**
  * The cutover's preconditions (item 3), checked by the route before it queues the run:
- * the approval (this tenant's, else 404; `approved`; its window containing now), the fingerprint
- * (equal to the approval's, else 422 VALIDATION_FAILED `errors.fingerprint`), not the master tenant.
+ * not the master tenant; the approval (this tenant's, else 404; `approved`, its window containing
+ * now: usableApproval); the fingerprint equal to the approval's and to the current evidence's
+ * (else 422 VALIDATION_FAILED `errors.fingerprint`); the evidence's gate passing (else 422
+ * INVALID_TRANSITION naming the failing checks).
  * @returns the approval
  * @throws NotFound, ValidationFailed, InvalidTransition (422, the reason in the message)
  */
@@ -72,17 +77,25 @@ export async function cutoverPreconditions(
 ): Promise<ApprovalRow> {
   const master = (await deps.knex('tenants').where({ id: tenant.id }).first('is_master')) as { is_master: boolean };
   if (master?.is_master) throw new InvalidTransition('shared_db_master', 'cut over the master tenant');
-  const approval = await approvalOf(deps.knex, tenant.id, body.approval_id);
-  if (approval.status !== 'approved')
-    throw new InvalidTransition(`approval ${approval.status}`, 'cut over with this approval', ['approved']);
-  const now = (deps.clock ?? systemClock).now().getTime();
-  if (now < new Date(approval.window_start).getTime())
-    throw new InvalidTransition('approval before its maintenance window', 'cut over');
-  if (now >= new Date(approval.window_end).getTime())
-    throw new InvalidTransition('approval expired (its maintenance window has ended)', 'cut over');
-  if (body.fingerprint !== approval.fingerprint)
+  const approval = (await usableApproval(deps.knex, tenant.id, body.approval_id ?? 0, deps.clock)) as ApprovalRow;
+  if ((body.fingerprint ?? '').toLowerCase() !== approval.fingerprint)
     throw new ValidationFailed({ fingerprint: ['The fingerprint is not the approved evidence fingerprint.'] });
-  // LEAD: also compare with currentFingerprint() and cutoverGate() from evidence.ts
+  // the evidence's gate must pass now (it is part of the fingerprint: checked first, so the answer
+  // names the failing checks), and the evidence must still be what was approved (a re-copy or a
+  // schema run changes it)
+  const gate = await cutoverGate(deps, tenant.id, { live: false });
+  if (!gate.passed)
+    throw new InvalidTransition(
+      'gate failing',
+      `cut over: ${gate.checks
+        .filter((c) => !c.ok)
+        .map((c) => `${c.name} (${c.detail})`)
+        .join(', ')}`,
+    );
+  if ((await currentFingerprint(deps, tenant.id)) !== approval.fingerprint)
+    throw new ValidationFailed({
+      fingerprint: ['The evidence changed since the approval: take a new snapshot and approve it.'],
+    });
   return approval;
 }
 

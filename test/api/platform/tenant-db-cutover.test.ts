@@ -7,6 +7,7 @@ import { platformAdminToken } from './support.js';
 import { runJob, saveTenantDbCredential } from './tenant-db-support.js';
 import { customerBody } from '../customers/support.js';
 import { configureCutover } from '../../../api/platform/tenant-db/cutover.js';
+import { currentFingerprint } from '../../../api/platform/tenant-db/evidence.js';
 import { closeTenantPools } from '../../../db/tenant-pools.js';
 import { configureJobDeps } from '../../../jobs/deps.js';
 import * as invoiceOverdue from '../../../jobs/invoice-overdue.js';
@@ -28,7 +29,8 @@ describe('tenant databases: production cutover and rollback', function () {
   let basics: Awaited<ReturnType<typeof seedBasics>>;
   let tdb: pg.Client;
   let approvalId: number;
-  const FP = 'ab'.repeat(32);
+  /** The current evidence fingerprint of tenant a after the copy (approvals are recorded against it). */
+  let FP = 'ab'.repeat(32);
   const base = (f: TenantFixture = a) => `/api/platform/tenants/${f.tenant.slug}/provisioning`;
   const call = (method: string, path: string, body?: object, f: TenantFixture = a) =>
     app.request(method, `${base(f)}/${path}`, { token: ops.token, body });
@@ -74,6 +76,13 @@ describe('tenant databases: production cutover and rollback', function () {
       const run = await step(path, body);
       expect(run.status, `${path}: ${run.error}`).to.equal('succeeded');
     }
+    // the evidence's gate: backups confirmed and the credentials enabled (issue 15 item 3)
+    await env
+      .knex('provisioning_settings')
+      .insert({ id: 1, backup_ready: true, enabled: true })
+      .onConflict('id')
+      .merge();
+    FP = await currentFingerprint({ knex: env.knex, appKey: TEST_WEB_APP_KEY }, a.tenant.id);
     const row = await env.knex('tenant_databases').where({ tenant_id: a.tenant.id }).first();
     tdb = new pg.Client({ connectionString: env.adminDatabaseUrl.replace(/\/postgres$/, `/${row.database_name}`) });
     await tdb.connect();
@@ -99,6 +108,33 @@ describe('tenant databases: production cutover and rollback', function () {
     const fp = await call('POST', 'tenant-db/cutover-production', { ...body, fingerprint: 'cd'.repeat(32) });
     expect(fp.status).to.equal(422);
     expect(fp.body.errors).to.have.property('fingerprint');
+    // an approval of evidence that is no longer current
+    const [stale] = await env
+      .knex('tenant_db_approvals')
+      .where({ id: approvalId })
+      .select('approver', 'rollback_owner', 'monitoring_owner', 'reason', 'window_start', 'window_end', 'tenant_id');
+    const [old] = await env
+      .knex('tenant_db_approvals')
+      .insert({ ...stale, fingerprint: 'ef'.repeat(32) })
+      .returning('id');
+    const changed = await call('POST', 'tenant-db/cutover-production', {
+      ...body,
+      approval_id: old.id,
+      fingerprint: 'ef'.repeat(32),
+    });
+    expect(changed.status).to.equal(422);
+    expect(changed.body.errors.fingerprint[0]).to.contain('evidence changed');
+    await env.knex('tenant_db_approvals').where({ id: old.id }).update({ status: 'superseded' });
+    // the gate failing now: backups not confirmed
+    await env.knex('provisioning_settings').where({ id: 1 }).update({ backup_ready: false });
+    try {
+      const gate = await call('POST', 'tenant-db/cutover-production', body);
+      expect(gate.status).to.equal(422);
+      expect(gate.body.code).to.equal('INVALID_TRANSITION');
+      expect(gate.body.message).to.contain('backup_ready');
+    } finally {
+      await env.knex('provisioning_settings').where({ id: 1 }).update({ backup_ready: true });
+    }
     const expired = await approve(a.tenant.id, { startMs: -7200_000, endMs: -60_000 });
     const late = await call('POST', 'tenant-db/cutover-production', { ...body, approval_id: expired });
     expect(late.status).to.equal(422);
