@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { ident } from './state.js';
 import { TenantDbPermanentError } from './admin.js';
-import { columnList, copyPlan, rowExpr, type CopyTable } from './copy-plan.js';
+import { columnList, copyPlan, rowExpr, whereOf, type CopyTable } from './copy-plan.js';
 
 /**
  * The data copy (issue 14 item 6): the shared database is only read; rows go to the tenant
@@ -33,8 +33,8 @@ interface Batch {
 async function readBatch(knex: Knex, t: CopyTable, tenantId: number, after: number): Promise<Batch> {
   const r = await knex.raw<{ rows: Batch[] }>(
     `SELECT coalesce(json_agg(b ORDER BY b.id), '[]')::text AS rows, max(b.id) AS last, count(*)::int AS n
-       FROM (SELECT ${columnList(t.columns)} FROM ${ident(t.table)} WHERE ${t.filter} AND id > ? ORDER BY id LIMIT ?) b`,
-    [tenantId, after, BATCH_SIZE],
+       FROM (SELECT ${columnList(t.columns)} FROM ${ident(t.table)} WHERE ${whereOf(t, tenantId)} AND id > ? ORDER BY id LIMIT ?) b`,
+    [after, BATCH_SIZE],
   );
   return r.rows[0];
 }
@@ -52,13 +52,14 @@ async function collisions(tk: Knex | Knex.Transaction, t: CopyTable, rows: strin
     );
     for (const x of r.rows) keys.push(`${t.table}.${key.join('+')}: id ${x.id} vs ${x.other}`);
   }
-  const owner = t.table === 'tenants' ? 'slug' : 'tenant_id';
+  if (!t.owner.length) return keys.slice(0, MAX_KEYS);
+  const of = (alias: string) => `ROW(${t.owner.map((c) => `${alias}.${ident(c)}`).join(', ')})`;
   const r = await tk.raw<{ rows: { id: number }[] }>(
     `SELECT r.id FROM ${source(t)} r JOIN ${ident(t.table)} t ON t.id = r.id
-      WHERE t.${ident(owner)} IS DISTINCT FROM r.${ident(owner)} LIMIT ?`,
+      WHERE ${of('t')} IS DISTINCT FROM ${of('r')} LIMIT ?`,
     [rows, MAX_KEYS],
   );
-  for (const x of r.rows) keys.push(`${t.table}.id ${x.id}: another ${owner}`);
+  for (const x of r.rows) keys.push(`${t.table}.id ${x.id}: another ${t.owner.join('+')}`);
   return keys.slice(0, MAX_KEYS);
 }
 
@@ -70,7 +71,7 @@ export async function checksum(
 ): Promise<{ count: number; checksum: string }> {
   return k.transaction(async (trx) => {
     await trx.raw("SET LOCAL TimeZone = 'UTC'");
-    const where = tenantId === null ? '' : `WHERE ${t.filter.replace('?', String(Number(tenantId)))}`;
+    const where = tenantId === null ? '' : `WHERE ${whereOf(t, tenantId)}`;
     const r = await trx.raw<{ rows: { n: number; sum: string }[] }>(
       `SELECT count(*)::int AS n, md5(coalesce(string_agg(md5(${rowExpr('x', t.columns)}::text), '' ORDER BY x.id), '')) AS sum
          FROM ${ident(t.table)} x ${where}`,

@@ -4,7 +4,7 @@ import { tenantPools } from '../../../db/tenant-pools.js';
 import { tenantConnection } from './admin.js';
 import { ident, readTenantDb, type TenantDbRow } from './state.js';
 import type { CopyTable } from './copy-plan.js';
-import { rowExpr } from './copy-plan.js';
+import { rowExpr, whereOf } from './copy-plan.js';
 
 /**
  * What the read-only reports of issue 14 item 8 share: the tenant, its row, the request pool (5 s
@@ -87,7 +87,7 @@ export async function rowHashes(k: Knex, t: CopyTable, tenantId: number | null, 
   const key = KEY_COLUMNS[t.table] && t.columns.includes(KEY_COLUMNS[t.table]) ? KEY_COLUMNS[t.table] : null;
   return k.transaction(async (trx) => {
     await trx.raw("SET LOCAL TimeZone = 'UTC'");
-    const where = tenantId === null ? '' : `WHERE ${t.filter.replace('?', String(Number(tenantId)))}`;
+    const where = tenantId === null ? '' : `WHERE ${whereOf(t, tenantId)}`;
     const r = await trx.raw<{ rows: RowHash[] }>(
       `SELECT x.id::bigint::float8 AS id, md5(${rowExpr('x', t.columns)}::text) AS h,
               ${key ? `x.${ident(key)}::text` : 'NULL'} AS key

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { startTestApp, TEST_WEB_APP_KEY, type TestApp } from '../../helpers/http.js';
-import { makeTenant, seedBasics, type TenantFixture } from '../../helpers/fixtures.js';
+import { makeTenant, makeUser, seedBasics, type TenantFixture } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
 import { dumpStores } from '../mail/support.js';
 import { platformAdminToken } from './support.js';
@@ -50,6 +50,7 @@ describe('tenant databases: lifecycle', function () {
     a = await makeTenant();
     await seedBasics(a);
     await seedBasics(a);
+    await makeUser(a.tenant.id, 'technician'); // a built-in role with role_permissions rows
   });
   after(async () => {
     configureTenantDbJob({});
@@ -217,6 +218,21 @@ describe('tenant databases: lifecycle', function () {
     expect(tickets).to.include({ count: 2, tenant_count: 2 });
     const row = await env.knex('tenant_databases').where({ tenant_id: a.tenant.id }).first();
     expect(row).to.include({ status: 'data_copied', use_tenant_db_read: true });
+    // the users' roles: user_roles after users and roles, role_permissions after permissions
+    const order = done.result.tables.map((t: { table: string }) => t.table);
+    expect(order.indexOf('users')).to.be.lessThan(order.indexOf('user_roles'));
+    expect(order.indexOf('roles')).to.be.lessThan(order.indexOf('user_roles'));
+    expect(order.indexOf('permissions')).to.be.lessThan(order.indexOf('role_permissions'));
+    const userRoles = done.result.tables.find((t: { table: string }) => t.table === 'user_roles');
+    expect(userRoles).to.include({ count: 2, tenant_count: 2, ok: true });
+    const copied = await call('GET', 'tenant-db/users');
+    expect(copied.body).to.include({ source: 'tenant_db', total: 2 });
+    const shared = await app.request('GET', '/api/users', { token: a.adminToken });
+    const roles = (list: { email: string; roles: { name: string }[] }[]) =>
+      Object.fromEntries(list.map((u) => [u.email, u.roles.map((x) => x.name)]));
+    expect(roles(copied.body.data)).to.deep.equal(roles(shared.body.data));
+    expect(Object.values(roles(copied.body.data)).sort()).to.deep.equal([['Super Admin'], ['technician']]);
+    expect(copied.body.data).to.deep.equal(shared.body.data); // permissions too
   });
 
   it('copy rollback empties the tables; pilot rollback drops them; a same-named older database survives', async () => {

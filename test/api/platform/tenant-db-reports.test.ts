@@ -129,8 +129,10 @@ describe('tenant databases: reports', function () {
     const users = await get('users');
     expect(users).to.include({ source: 'tenant_db', total: 1 });
     expect(users.data[0]).to.include({ email: a.admin.email });
-    // user_roles is not in item 6's copy: roles and permissions read empty from the tenant database
-    expect(users.data[0]).to.deep.include({ roles: [], permissions: [] });
+    // user_roles, roles, role_permissions and permissions are copied: the roles read as in shared
+    const sharedUsers = await app.request('GET', '/api/users', { token: a.adminToken });
+    expect(users.data[0].roles.map((x: { name: string }) => x.name)).to.deep.equal(['Super Admin']);
+    expect(users.data).to.deep.equal(sharedUsers.body.data);
     expect(users.data[0]).to.not.have.property('password_hash');
     const row = await env.knex('tenant_databases').where({ tenant_id: a.tenant.id }).first();
     tenantDb = new pg.Client({
