@@ -104,35 +104,42 @@ async function reconcileAll(knex: Knex, tk: Knex, tenantId: number) {
  * blocking_extra_key_count (every other tenant-only row) and up to 20 keys.
  */
 export async function reconciliation(deps: ReportDeps, ref: string) {
-  const r = await withTenantDb(deps, ref, (tk, row) => reconcileAll(deps.knex, tk, row.tenant_id));
+  const r = await withTenantDb(deps, ref, (tk, row) => reconcileAll(deps.knex, tk, row.tenant_id), {
+    schema: true,
+  });
   return { status: r.row.status, tenant_db: r.reach, tables: r.value?.tables ?? [], totals: r.value?.totals ?? null };
 }
 
 /** GET tenant-db/shadow-read: per module the 100 lowest ids of both sides: matched, mismatched, missing, extra. */
 export async function shadowRead(deps: ReportDeps, ref: string) {
-  const r = await withTenantDb(deps, ref, async (tk, row) => {
-    const plan = await copyPlan(deps.knex);
-    const out = [];
-    for (const module of ROUTED_MODULES) {
-      const t = plan.find((p) => p.table === module)!;
-      const [a, b] = await Promise.all([
-        rowHashes(deps.knex, t, row.tenant_id, SHADOW_ROWS),
-        rowHashes(tk, t, null, SHADOW_ROWS),
-      ]);
-      const ids = [...new Set([...a, ...b].map((x) => x.id))].sort((x, y) => x - y).slice(0, SHADOW_ROWS);
-      const sa = new Map(a.map((x) => [x.id, x.h]));
-      const sb = new Map(b.map((x) => [x.id, x.h]));
-      const s = { module, compared: ids.length, matched: 0, mismatched: 0, missing: 0, extra: 0 };
-      for (const id of ids) {
-        if (!sb.has(id)) s.missing += 1;
-        else if (!sa.has(id)) s.extra += 1;
-        else if (sa.get(id) === sb.get(id)) s.matched += 1;
-        else s.mismatched += 1;
+  const r = await withTenantDb(
+    deps,
+    ref,
+    async (tk, row) => {
+      const plan = await copyPlan(deps.knex);
+      const out = [];
+      for (const module of ROUTED_MODULES) {
+        const t = plan.find((p) => p.table === module)!;
+        const [a, b] = await Promise.all([
+          rowHashes(deps.knex, t, row.tenant_id, SHADOW_ROWS),
+          rowHashes(tk, t, null, SHADOW_ROWS),
+        ]);
+        const ids = [...new Set([...a, ...b].map((x) => x.id))].sort((x, y) => x - y).slice(0, SHADOW_ROWS);
+        const sa = new Map(a.map((x) => [x.id, x.h]));
+        const sb = new Map(b.map((x) => [x.id, x.h]));
+        const s = { module, compared: ids.length, matched: 0, mismatched: 0, missing: 0, extra: 0 };
+        for (const id of ids) {
+          if (!sb.has(id)) s.missing += 1;
+          else if (!sa.has(id)) s.extra += 1;
+          else if (sa.get(id) === sb.get(id)) s.matched += 1;
+          else s.mismatched += 1;
+        }
+        out.push(s);
       }
-      out.push(s);
-    }
-    return out;
-  });
+      return out;
+    },
+    { schema: true },
+  );
   return { status: r.row.status, tenant_db: r.reach, modules: r.value ?? [] };
 }
 
@@ -145,17 +152,19 @@ export async function cutoverGate(deps: ReportDeps, ref: string) {
   const r = await withTenantDb(deps, ref, async (tk, row) => {
     const [shared, tenant] = await Promise.all([appliedMigrations(deps.knex), appliedMigrations(tk)]);
     const test = await testTenantDb(tk, row);
-    const rec = await reconcileAll(deps.knex, tk, row.tenant_id);
-    return { pending: shared.filter((m) => !tenant.includes(m)).length, test, rec };
+    const pending = shared.filter((m) => !tenant.includes(m)).length;
+    // with migrations pending the copied tables may be missing or older: nothing to reconcile
+    const rec = pending ? null : await reconcileAll(deps.knex, tk, row.tenant_id);
+    return { pending, test, rec };
   });
   const { row, value: v } = r;
-  const unreachable = r.reach.check.detail;
+  const unreachable = v ? `${v.pending} migrations pending` : r.reach.check.detail;
   const tenantRow = (await deps.knex('tenants').where({ id: r.tenant.id }).first('is_master')) as {
     is_master: boolean;
   };
   const { settings } = await readProvisioningRows(deps.knex);
   const copied = row.status === 'data_copied' || row.status === 'production';
-  const t = v?.rec.totals;
+  const t = v?.rec?.totals;
   const checks: Check[] = [
     { name: 'pilot_created', ok: row.status !== 'none', detail: `status ${row.status}` },
     {
