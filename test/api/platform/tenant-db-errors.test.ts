@@ -3,7 +3,7 @@ import { isUnreachable } from '../../../api/platform/tenant-db/report-base.js';
 
 const err = (message: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(message), extra);
 
-/** Issue 14 (finishing): a report's error is "unreachable" (200 with the failing check) only for connection-class errors. */
+/** Issue 14 (finishing): a report error is "unreachable" (200, failing check) only for connection-class errors. */
 describe('tenant databases: report error classifier', () => {
   it('connection-class errors are unreachable', () => {
     const cases: [string, Error][] = [
