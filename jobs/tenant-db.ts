@@ -52,12 +52,19 @@ async function runStep(knex: Knex, appKey: Buffer, run: TenantDbRun, job: Job): 
     afterBatch,
   };
   const kind: RunKind = run.kind;
-  if (kind === 'pilot_run') return executePilot(knex, appKey, await tenantDbServer(knex, appKey), tenantId);
-  if (kind === 'pilot_rollback')
-    return executePilotRollback(knex, await tenantDbServer(knex, appKey), tenantId, () => releaseTenantPools(tenantId));
+  if (kind === 'pilot_run' || kind === 'pilot_rollback') {
+    const server = await tenantDbServer(knex, appKey);
+    const result =
+      kind === 'pilot_run'
+        ? await executePilot(knex, appKey, server, tenantId)
+        : await executePilotRollback(knex, server, tenantId, () => releaseTenantPools(tenantId));
+    // names, OIDs and what was dropped or kept: no secret (the password is only in its sealed column)
+    await reporter.log(`${kind}: ${JSON.stringify(result)}`);
+    return result;
+  }
   const row = await readTenantDb(knex, tenantId);
   const tenantKnex = pools.get(tenantId, tenantConnection(row, appKey));
-  if (kind === 'schema_run') return executeSchemaRun(knex, tenantKnex, tenantId);
+  if (kind === 'schema_run') return executeSchemaRun(knex, tenantKnex, tenantId, reporter.log);
   const checkpoint = (
     (await knex('tenant_db_runs').where({ id: run.id }).first('checkpoint')) as {
       checkpoint: Record<string, number> | null;

@@ -196,11 +196,16 @@ export async function executeCopy(
   return result;
 }
 
-/** POST data-copy/rollback's work: empties the copied tables; back to `schema_migrated`, read flag off. */
+/**
+ * POST data-copy/rollback's work: empties the copied tables (one log line per table with its row
+ * count); back to `schema_migrated`, read flag off.
+ */
 export async function executeCopyRollback(knex: Knex, tk: Knex, tenantId: number, rep: CopyReporter) {
   const plan = await copyPlan(knex);
+  const parts = plan.map((t) => `(SELECT count(*)::int FROM ${ident(t.table)}) AS ${ident(t.table)}`);
+  const rows = (await tk.raw<{ rows: Record<string, number>[] }>(`SELECT ${parts.join(', ')}`)).rows[0];
   await tk.raw(`TRUNCATE ${plan.map((t) => ident(t.table)).join(', ')} RESTART IDENTITY CASCADE`);
-  await rep.log(`emptied ${plan.map((t) => t.table).join(', ')}`);
+  for (const t of plan) await rep.log(`${t.table}: emptied (${rows[t.table]} rows)`);
   await knex('tenant_databases')
     .where({ tenant_id: tenantId })
     .update({ status: 'schema_migrated', use_tenant_db_read: false, updated_at: knex.fn.now() });
