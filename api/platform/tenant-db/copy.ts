@@ -39,29 +39,35 @@ async function readBatch(knex: Knex, t: CopyTable, tenantId: number, after: numb
   return r.rows[0];
 }
 
-const source = (t: CopyTable) => `json_populate_recordset(null::${ident(t.table)}, ?::json)`;
+/** A SQL string literal. */
+const lit = (v: string) => `'${v.replace(/'/g, "''")}'`;
 
-/** Collisions of a batch in the tenant database: a unique key on another id, or an id of another tenant/key. */
-async function collisions(tk: Knex | Knex.Transaction, t: CopyTable, rows: string): Promise<string[]> {
-  const keys: string[] = [];
-  for (const key of t.uniqueKeys) {
+/** `r`: the batch's rows as the table's record type (parsed once per statement). */
+const batchCte = (t: CopyTable) =>
+  `r AS MATERIALIZED (SELECT * FROM json_populate_recordset(null::${ident(t.table)}, ?::json))`;
+
+/**
+ * `c`: the batch's collisions in the tenant database (`o` orders them, `msg` names them): a unique
+ * key on another id, or the same id with other owner columns (another tenant, slug or pair).
+ */
+function collisionCte(t: CopyTable): string {
+  const parts = t.uniqueKeys.map((key, i) => {
     const on = key.map((c) => `t.${ident(c)} = r.${ident(c)}`).join(' AND ');
-    const r = await tk.raw<{ rows: { id: number; other: number }[] }>(
-      `SELECT r.id, t.id AS other FROM ${source(t)} r JOIN ${ident(t.table)} t ON ${on} WHERE t.id <> r.id LIMIT ?`,
-      [rows, MAX_KEYS],
-    );
-    for (const x of r.rows) keys.push(`${t.table}.${key.join('+')}: id ${x.id} vs ${x.other}`);
+    return `SELECT ${i} AS o, r.id, ${lit(`${t.table}.${key.join('+')}: id `)} || r.id || ' vs ' || t.id AS msg
+              FROM r JOIN ${ident(t.table)} t ON ${on} WHERE t.id <> r.id`;
+  });
+  if (t.owner.length) {
+    const of = (alias: string) => `ROW(${t.owner.map((c) => `${alias}.${ident(c)}`).join(', ')})`;
+    parts.push(`SELECT ${parts.length} AS o, r.id, ${lit(`${t.table}.id `)} || r.id || ${lit(`: another ${t.owner.join('+')}`)} AS msg
+              FROM r JOIN ${ident(t.table)} t ON t.id = r.id WHERE ${of('t')} IS DISTINCT FROM ${of('r')}`);
   }
-  if (!t.owner.length) return keys.slice(0, MAX_KEYS);
-  const of = (alias: string) => `ROW(${t.owner.map((c) => `${alias}.${ident(c)}`).join(', ')})`;
-  const r = await tk.raw<{ rows: { id: number }[] }>(
-    `SELECT r.id FROM ${source(t)} r JOIN ${ident(t.table)} t ON t.id = r.id
-      WHERE ${of('t')} IS DISTINCT FROM ${of('r')} LIMIT ?`,
-    [rows, MAX_KEYS],
-  );
-  for (const x of r.rows) keys.push(`${t.table}.id ${x.id}: another ${t.owner.join('+')}`);
-  return keys.slice(0, MAX_KEYS);
+  if (!parts.length) parts.push("SELECT 0 AS o, 0::bigint AS id, ''::text AS msg WHERE false");
+  return `c AS (${parts.join(' UNION ALL ')})`;
 }
+
+/** The first 20 collision messages of `c`, as JSON. */
+const collisionKeys = `coalesce((SELECT json_agg(x.msg ORDER BY x.o, x.id)
+   FROM (SELECT * FROM c ORDER BY o, id LIMIT ${MAX_KEYS}) x), '[]'::json) AS keys`;
 
 /** Count and checksum of a table's rows (the tenant's in shared; all in the tenant database). */
 export async function checksum(
@@ -94,18 +100,21 @@ export async function executeDryRun(knex: Knex, tk: Knex, tenantId: number, rep:
     for (;;) {
       const b = await readBatch(knex, t, tenantId, after);
       if (!b.n) break;
-      const r = await tk.raw<{ rows: { ins: number; upd: number }[] }>(
-        `SELECT count(*) FILTER (WHERE t.id IS NULL)::int AS ins,
-                count(*) FILTER (WHERE t.id IS NOT NULL AND md5(${rowExpr('t', t.columns)}::text) <> md5(${rowExpr('r', t.columns)}::text))::int AS upd
-           FROM ${source(t)} r LEFT JOIN ${ident(t.table)} t ON t.id = r.id`,
+      // one statement: the batch parsed once, compared by row text and checked for collisions
+      const r = await tk.raw<{ rows: { ins: number; upd: number; n: number; keys: string[] }[] }>(
+        `WITH ${batchCte(t)}, ${collisionCte(t)}
+         SELECT count(*) FILTER (WHERE t.id IS NULL)::int AS ins,
+                count(*) FILTER (WHERE t.id IS NOT NULL AND ${rowExpr('t', t.columns)}::text <> ${rowExpr('r', t.columns)}::text)::int AS upd,
+                (SELECT count(*)::int FROM c) AS n, ${collisionKeys}
+           FROM r LEFT JOIN ${ident(t.table)} t ON t.id = r.id`,
         [b.rows],
       );
-      const keys = await collisions(tk, t, b.rows);
+      const x = r.rows[0];
       s.count += b.n;
-      s.to_insert += r.rows[0].ins;
-      s.to_update += r.rows[0].upd;
-      s.collisions += keys.length;
-      s.keys = [...s.keys, ...keys].slice(0, MAX_KEYS);
+      s.to_insert += x.ins;
+      s.to_update += x.upd;
+      s.collisions += x.n;
+      s.keys = [...s.keys, ...x.keys].slice(0, MAX_KEYS);
       after = Number(b.last);
     }
     total += s.collisions;
@@ -140,19 +149,21 @@ export async function executeCopy(
     for (;;) {
       const b = await readBatch(knex, t, tenantId, after);
       if (!b.n) break;
-      await tk.transaction(async (trx) => {
-        const keys = await collisions(trx, t, b.rows);
-        if (keys.length) {
-          const err = new TenantDbPermanentError(`collision in ${t.table}: ${keys[0]}`);
-          Object.assign(err, { result: { collisions: keys } });
-          throw err;
-        }
-        await trx.raw(
-          `INSERT INTO ${ident(t.table)} (${columnList(t.columns)}) SELECT ${columnList(t.columns)} FROM ${source(t)}
-           ON CONFLICT (id) DO ${updates.length ? `UPDATE SET ${updates.join(', ')}` : 'NOTHING'}`,
-          [b.rows],
-        );
-      });
+      // one statement (atomic without a transaction block): collisions first; with any, nothing is written
+      const r = await tk.raw<{ rows: { keys: string[] }[] }>(
+        `WITH ${batchCte(t)}, ${collisionCte(t)},
+              w AS (INSERT INTO ${ident(t.table)} (${columnList(t.columns)})
+                    SELECT ${columnList(t.columns)} FROM r WHERE NOT EXISTS (SELECT 1 FROM c)
+                    ON CONFLICT (id) DO ${updates.length ? `UPDATE SET ${updates.join(', ')}` : 'NOTHING'} RETURNING 1)
+         SELECT (SELECT count(*) FROM w) AS written, ${collisionKeys}`,
+        [b.rows],
+      );
+      const keys = r.rows[0].keys;
+      if (keys.length) {
+        const err = new TenantDbPermanentError(`collision in ${t.table}: ${keys[0]}`);
+        Object.assign(err, { result: { collisions: keys } });
+        throw err;
+      }
       after = Number(b.last);
       copied += b.n;
       done[t.table] = after;
@@ -170,8 +181,7 @@ export async function executeCopy(
   const tables: Record<string, unknown>[] = [];
   const mismatched: string[] = [];
   for (const t of plan) {
-    const a = await checksum(knex, t, tenantId);
-    const b = await checksum(tk, t, null);
+    const [a, b] = await Promise.all([checksum(knex, t, tenantId), checksum(tk, t, null)]);
     const ok = a.count === b.count && a.checksum === b.checksum;
     if (!ok) mismatched.push(t.table);
     tables.push({

@@ -130,17 +130,56 @@ export interface RowHash {
 /**
  * The rows' ids and md5s of a table (the tenant's rows in shared, every row in the tenant database).
  * @param limit the lowest ids only (shadow-read), or all when undefined
+ * @param range only ids in [from, to) (reconciliation's differing buckets)
  */
-export async function rowHashes(k: Knex, t: CopyTable, tenantId: number | null, limit?: number): Promise<RowHash[]> {
+export async function rowHashes(
+  k: Knex,
+  t: CopyTable,
+  tenantId: number | null,
+  limit?: number,
+  range?: [number, number],
+): Promise<RowHash[]> {
   const key = KEY_COLUMNS[t.table] && t.columns.includes(KEY_COLUMNS[t.table]) ? KEY_COLUMNS[t.table] : null;
   return k.transaction(async (trx) => {
     await trx.raw("SET LOCAL TimeZone = 'UTC'");
-    const where = tenantId === null ? '' : `WHERE ${whereOf(t, tenantId)}`;
+    const conds = [
+      ...(tenantId === null ? [] : [whereOf(t, tenantId)]),
+      ...(range ? [`x.id >= ${Number(range[0])} AND x.id < ${Number(range[1])}`] : []),
+    ];
+    const where = conds.length ? `WHERE ${conds.join(' AND ')}` : '';
     const r = await trx.raw<{ rows: RowHash[] }>(
       `SELECT x.id::bigint::float8 AS id, md5(${rowExpr('x', t.columns)}::text) AS h,
               ${key ? `x.${ident(key)}::text` : 'NULL'} AS key
          FROM ${ident(t.table)} x ${where} ORDER BY x.id${limit ? ` LIMIT ${Number(limit)}` : ''}`,
     );
     return r.rows.map((x) => ({ ...x, id: Number(x.id) }));
+  });
+}
+
+/** Ids per bucket of bucketHashes. */
+export const BUCKET_IDS = 1000;
+
+/** One bucket of ids [b * 1000, (b + 1) * 1000): its row count and its rows' md5s concatenated in id order. */
+export interface Bucket {
+  b: number;
+  n: number;
+  hs: string;
+}
+
+/**
+ * A table's rows as buckets of 1,000 ids (one scan, a few hundred answer rows instead of one per
+ * row): equal `hs` on both sides means equal rows; the md5 of every `hs` concatenated in bucket
+ * order is the copy's checksum (md5 over md5(row::text) in id order, TimeZone UTC).
+ */
+export async function bucketHashes(k: Knex, t: CopyTable, tenantId: number | null): Promise<Bucket[]> {
+  return k.transaction(async (trx) => {
+    await trx.raw("SET LOCAL TimeZone = 'UTC'");
+    const where = tenantId === null ? '' : `WHERE ${whereOf(t, tenantId)}`;
+    const r = await trx.raw<{ rows: { b: string; n: number; hs: string }[] }>(
+      `SELECT (x.id / ${BUCKET_IDS})::bigint::text AS b, count(*)::int AS n,
+              string_agg(md5(${rowExpr('x', t.columns)}::text), '' ORDER BY x.id) AS hs
+         FROM ${ident(t.table)} x ${where} GROUP BY 1 ORDER BY min(x.id)`,
+    );
+    return r.rows.map((x) => ({ ...x, b: Number(x.b) }));
   });
 }
