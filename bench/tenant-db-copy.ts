@@ -104,7 +104,7 @@ async function seed(knex: Knex, tenantId: number, n: number): Promise<void> {
 
 /** A BullMQ Job as the processor uses it (data, attempts, log, progress); the log lines are kept. */
 function fakeJob(runId: number, lines: string[]): Job<TenantDbJobData> {
-    // safe: process() reads only data, attemptsMade, opts.attempts, log and updateProgress, all given here
+  // safe: process() reads only data, attemptsMade, opts.attempts, log and updateProgress, all given here
   return {
     id: `tdb-run-${runId}`,
     data: { runId },
