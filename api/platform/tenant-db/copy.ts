@@ -95,11 +95,14 @@ export async function executeDryRun(knex: Knex, tk: Knex, tenantId: number, rep:
   const tables: Record<string, unknown>[] = [];
   let total = 0;
   for (const [i, t] of plan.entries()) {
-    let after = 0;
     const s = { table: t.table, count: 0, to_insert: 0, to_update: 0, collisions: 0, keys: [] as string[] };
+    let next = readBatch(knex, t, tenantId, 0);
     for (;;) {
-      const b = await readBatch(knex, t, tenantId, after);
+      const b = await next;
       if (!b.n) break;
+      // the next batch is read from the shared database while this one is compared
+      next = readBatch(knex, t, tenantId, Number(b.last));
+      next.catch(() => undefined);
       // one statement: the batch parsed once, compared by row text and checked for collisions
       const r = await tk.raw<{ rows: { ins: number; upd: number; n: number; keys: string[] }[] }>(
         `WITH ${batchCte(t)}, ${collisionCte(t)}
@@ -115,7 +118,6 @@ export async function executeDryRun(knex: Knex, tk: Knex, tenantId: number, rep:
       s.to_update += x.upd;
       s.collisions += x.n;
       s.keys = [...s.keys, ...x.keys].slice(0, MAX_KEYS);
-      after = Number(b.last);
     }
     total += s.collisions;
     tables.push(s);
@@ -146,9 +148,14 @@ export async function executeCopy(
     let after = done[t.table] ?? 0;
     let copied = 0;
     const updates = t.columns.filter((c) => c !== 'id').map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`);
+    let next = readBatch(knex, t, tenantId, after);
     for (;;) {
-      const b = await readBatch(knex, t, tenantId, after);
+      const b = await next;
       if (!b.n) break;
+      // the next batch is read from the shared database while this one is written (reads only: a
+      // failed write leaves nothing behind, the retry starts again from the checkpoint)
+      next = readBatch(knex, t, tenantId, Number(b.last));
+      next.catch(() => undefined);
       // one statement (atomic without a transaction block): collisions first; with any, nothing is written
       const r = await tk.raw<{ rows: { keys: string[] }[] }>(
         `WITH ${batchCte(t)}, ${collisionCte(t)},
