@@ -39,6 +39,24 @@ async function readBatch(knex: Knex, t: CopyTable, tenantId: number, after: numb
   return r.rows[0];
 }
 
+/**
+ * The dry-run's batch: per row only the id, the md5 of its text (TimeZone UTC, as the checksum) as
+ * `h__`, and the columns the collision checks compare (unique keys, owner); a fraction of the rows.
+ */
+async function readHashBatch(knex: Knex, t: CopyTable, tenantId: number, after: number): Promise<Batch> {
+  const cols = [...new Set(['id', ...t.uniqueKeys.flat(), ...t.owner])].map((c) => `x.${ident(c)}`);
+  return knex.transaction(async (trx) => {
+    await trx.raw("SET LOCAL TimeZone = 'UTC'");
+    const r = await trx.raw<{ rows: Batch[] }>(
+      `SELECT coalesce(json_agg(b ORDER BY b.id), '[]')::text AS rows, max(b.id) AS last, count(*)::int AS n
+         FROM (SELECT ${cols.join(', ')}, md5(${rowExpr('x', t.columns)}::text) AS h__ FROM ${ident(t.table)} x
+                WHERE ${whereOf(t, tenantId)} AND x.id > ? ORDER BY x.id LIMIT ?) b`,
+      [after, BATCH_SIZE],
+    );
+    return r.rows[0];
+  });
+}
+
 /** A SQL string literal. */
 const lit = (v: string) => `'${v.replace(/'/g, "''")}'`;
 
@@ -96,22 +114,27 @@ export async function executeDryRun(knex: Knex, tk: Knex, tenantId: number, rep:
   let total = 0;
   for (const [i, t] of plan.entries()) {
     const s = { table: t.table, count: 0, to_insert: 0, to_update: 0, collisions: 0, keys: [] as string[] };
-    let next = readBatch(knex, t, tenantId, 0);
+    let next = readHashBatch(knex, t, tenantId, 0);
     for (;;) {
       const b = await next;
       if (!b.n) break;
       // the next batch is read from the shared database while this one is compared
-      next = readBatch(knex, t, tenantId, Number(b.last));
+      next = readHashBatch(knex, t, tenantId, Number(b.last));
       next.catch(() => undefined);
-      // one statement: the batch parsed once, compared by row text and checked for collisions
-      const r = await tk.raw<{ rows: { ins: number; upd: number; n: number; keys: string[] }[] }>(
-        `WITH ${batchCte(t)}, ${collisionCte(t)}
-         SELECT count(*) FILTER (WHERE t.id IS NULL)::int AS ins,
-                count(*) FILTER (WHERE t.id IS NOT NULL AND ${rowExpr('t', t.columns)}::text <> ${rowExpr('r', t.columns)}::text)::int AS upd,
-                (SELECT count(*)::int FROM c) AS n, ${collisionKeys}
-           FROM r LEFT JOIN ${ident(t.table)} t ON t.id = r.id`,
-        [b.rows],
-      );
+      // one statement: ids, keys and row md5s of the batch against the tenant database's rows
+      const r = await tk.transaction(async (trx) => {
+        await trx.raw("SET LOCAL TimeZone = 'UTC'");
+        return trx.raw<{ rows: { ins: number; upd: number; n: number; keys: string[] }[] }>(
+          `WITH r AS MATERIALIZED (SELECT p.*, e->>'h__' AS h__ FROM json_array_elements(?::json) e,
+                                      LATERAL json_populate_record(null::${ident(t.table)}, e) p),
+                ${collisionCte(t)}
+           SELECT count(*) FILTER (WHERE t.id IS NULL)::int AS ins,
+                  count(*) FILTER (WHERE t.id IS NOT NULL AND md5(${rowExpr('t', t.columns)}::text) <> r.h__)::int AS upd,
+                  (SELECT count(*)::int FROM c) AS n, ${collisionKeys}
+             FROM r LEFT JOIN ${ident(t.table)} t ON t.id = r.id`,
+          [b.rows],
+        );
+      });
       const x = r.rows[0];
       s.count += b.n;
       s.to_insert += x.ins;

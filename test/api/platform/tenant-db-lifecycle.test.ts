@@ -243,6 +243,18 @@ describe('tenant databases: lifecycle', function () {
     expect(roles(copied.body.data)).to.deep.equal(roles(shared.body.data));
     expect(Object.values(roles(copied.body.data)).sort()).to.deep.equal([['Super Admin'], ['technician']]);
     expect(copied.body.data).to.deep.equal(shared.body.data); // permissions too
+    // a dry-run after the copy compares row md5s across the databases: nothing to do, then one change
+    const again = await step('data-copy/dry-run');
+    for (const t of again.result.tables) expect(t, t.table).to.include({ to_insert: 0, to_update: 0, collisions: 0 });
+    const tenantDb = new pg.Client({
+      connectionString: env.adminDatabaseUrl.replace(/\/postgres$/, `/${row.database_name}`),
+    });
+    await tenantDb.connect();
+    await tenantDb.query("UPDATE customers SET name = name || ' (changed)' WHERE id = (SELECT min(id) FROM customers)");
+    await tenantDb.end();
+    const changed = await step('data-copy/dry-run');
+    const c = changed.result.tables.find((t: { table: string }) => t.table === 'customers');
+    expect(c).to.include({ count: 2, to_insert: 0, to_update: 1, collisions: 0 });
   });
 
   it('copy rollback empties the tables; pilot rollback drops them; a same-named older database survives', async () => {
