@@ -57,6 +57,8 @@ export interface AppDeps {
       backoffMs?: number;
       customerMailboxWaitMs?: number;
     };
+    /** Pilot logins of tenant databases (issue 15 items 8, 9): the clock pilot tokens expire by (default system). */
+    tenantDbPilot?: { clock?: import('../lib/clock.js').Clock };
   };
 }
 
@@ -74,7 +76,8 @@ export interface TenantInfo {
 
 /** The authenticated caller. */
 export interface AuthInfo {
-  kind: 'integration' | 'login' | 'board';
+  /** `pilot`: a tenant database's pilot token (issue 15 item 9), only on the smoke routes. */
+  kind: 'integration' | 'login' | 'board' | 'pilot';
   tokenId: number;
   userId: number | null;
   tenantId: number | null;

@@ -35,6 +35,8 @@ import { tenantDbRoutes } from './platform/tenant-db-routes.js';
 import { platformRunRoutes } from './platform/runs/routes.js';
 import { customerEmailAccountRoutes } from './customers/email-account.js';
 import { tenantDbReportRoutes } from './platform/tenant-db-report-routes.js';
+import { tenantDbLoginRoutes } from './platform/tenant-db-login-routes.js';
+import { tenantDbPilotRoutes } from './tenant-db-pilot/routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -77,4 +79,6 @@ export const webRoutes: AnyWebRoute[] = [
   ...platformRunRoutes,
   ...customerEmailAccountRoutes,
   ...tenantDbReportRoutes,
+  ...tenantDbLoginRoutes,
+  ...tenantDbPilotRoutes,
 ];

@@ -4,6 +4,8 @@
  * item by sku). One run, on an embedded PostgreSQL and Redis, with the web app and a worker in
  * this process (the `parse` job in its sandboxed child, 256 MB heap):
  *  - baselines: csv-parse alone over the CSV, exceljs's streaming reader alone over the XLSX (rows/s);
+ *    each baseline and each preview runs three times: ratios of the first runs (cold) and of the
+ *    best of three (warm) are printed (the child's peak RSS is the highest of the three);
  *  - preview: POST .../import-preview of each file to its 200 (rows/s, must answer 200 within the
  *    20 s wait), and the child's peak RSS (from the job log);
  *  - import: POST .../import of the CSV preview's valid rows to its 200 (rows/s), then again (all skipped).
@@ -146,8 +148,14 @@ export async function run(args: string[]): Promise<void> {
     warm.append('file', new Blob(['name\nwarm\n']), 'warm.csv');
     await fetch(`${base}/import-preview`, { method: 'POST', headers, body: warm });
 
-    const csvRate = await csvBaseline(csvFile);
-    const xlsxRate = await xlsxBaseline(xlsxFile);
+    // Three runs of each: the first run (cold: the JIT has not seen the code) and the best of the
+    // three (warm) give two ratios; csv-parse gets about 3x faster warm, our fixed costs (upload,
+    // queue, match query, store, answer) do not, so the two ratios differ (bench/README.md).
+    const three = async (f: () => Promise<number>) => [await f(), await f(), await f()];
+    const csvRates = await three(() => csvBaseline(csvFile));
+    const xlsxRates = await three(() => xlsxBaseline(xlsxFile));
+    const csvRate = Math.max(...csvRates);
+    const xlsxRate = Math.max(...xlsxRates);
     const preview = async (file: string) => {
       const form = new FormData();
       form.append('file', new Blob([new Uint8Array(await fs.readFile(file))]), path.basename(file));
@@ -166,8 +174,13 @@ export async function run(args: string[]): Promise<void> {
       console.log(`  ${path.basename(file)} job log: ${logs.logs.join(' | ')}`);
       return { status: res.status, s, rate: nRows / s, rss, rows: body.data.rows ?? [] };
     };
-    const pc = await preview(csvFile);
-    const px = await preview(xlsxFile);
+    const bestPreview = async (file: string) => {
+      const runs = [await preview(file), await preview(file), await preview(file)];
+      const fastest = runs.reduce((a, b) => (b.s < a.s ? b : a));
+      return { ...fastest, first: runs[0], rss: Math.max(...runs.map((r) => r.rss)) };
+    };
+    const pc = await bestPreview(csvFile);
+    const px = await bestPreview(xlsxFile);
     const items = pc.rows
       .filter((r) => r.valid)
       .map((r) => ({
@@ -197,17 +210,19 @@ export async function run(args: string[]): Promise<void> {
 
     const f = (n: number) => Math.round(n).toLocaleString('en');
     const check = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
-    console.log(`baseline csv-parse        ${f(csvRate)} rows/s`);
-    console.log(`baseline exceljs reader   ${f(xlsxRate)} rows/s`);
-    console.log(
-      `preview CSV   ${pc.status} in ${pc.s.toFixed(1)} s  ${f(pc.rate)} rows/s  ratio ${(pc.rate / csvRate).toFixed(3)} (>= 0.1 ${check(pc.rate / csvRate >= 0.1)})  child peak RSS ${pc.rss} MB`,
-    );
-    console.log(
-      `preview XLSX  ${px.status} in ${px.s.toFixed(1)} s  ${f(px.rate)} rows/s  ratio ${(px.rate / xlsxRate).toFixed(3)} (>= 0.3 ${check(px.rate / xlsxRate >= 0.3)})  child peak RSS ${px.rss} MB`,
-    );
+    const line = (what: string, p: { status: number; s: number; rate: number }, base: number, min: number) =>
+      `${what} ${p.status} in ${p.s.toFixed(1)} s  ${f(p.rate)} rows/s  ratio ${(p.rate / base).toFixed(3)} (>= ${min} ${check(p.rate / base >= min)})`;
+    console.log(`baseline csv-parse        first ${f(csvRates[0])} rows/s, best of 3 ${f(csvRate)} rows/s`);
+    console.log(`baseline exceljs reader   first ${f(xlsxRates[0])} rows/s, best of 3 ${f(xlsxRate)} rows/s`);
+    console.log('first runs (cold) against the first baseline runs:');
+    console.log(line('  preview CSV ', pc.first, csvRates[0], 0.1));
+    console.log(line('  preview XLSX', px.first, xlsxRates[0], 0.3));
+    console.log('best of three (warm) against the best baseline runs:');
+    console.log(`${line('  preview CSV ', pc, csvRate, 0.1)}  child peak RSS ${pc.rss} MB`);
+    console.log(`${line('  preview XLSX', px, xlsxRate, 0.3)}  child peak RSS ${px.rss} MB`);
     const impRate = items.length / imp.s;
     console.log(
-      `import        ${imp.status} in ${imp.s.toFixed(1)} s  ${f(impRate)} rows/s  ratio ${(impRate / csvRate).toFixed(3)} (>= 0.05 ${check(impRate / csvRate >= 0.05)})  ${JSON.stringify(imp.data)}`,
+      `import        ${imp.status} in ${imp.s.toFixed(1)} s  ${f(impRate)} rows/s  ratio ${(impRate / csvRates[0]).toFixed(3)} to the first csv-parse run (>= 0.05 ${check(impRate / csvRates[0] >= 0.05)}), ${(impRate / csvRate).toFixed(3)} to the best  ${JSON.stringify(imp.data)}`,
     );
     console.log(`import again  ${again.status} in ${again.s.toFixed(1)} s  ${JSON.stringify(again.data)}`);
     console.log(

@@ -1,6 +1,6 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Knex } from 'knex';
-import { jobDeps } from './deps.js';
+import { jobClock, jobDeps } from './deps.js';
 import { releaseTenantPools, tenantPools } from '../db/tenant-pools.js';
 import { RUN_COLUMNS, type TenantDbJobData, type TenantDbRun } from '../api/platform/tenant-db/runs.js';
 import { readTenantDb, STEPS, type RunKind } from '../api/platform/tenant-db/state.js';
@@ -13,6 +13,7 @@ import {
 import { executePilot, executePilotRollback } from '../api/platform/tenant-db/pilot.js';
 import { executeSchemaRun } from '../api/platform/tenant-db/schema.js';
 import { executeCopy, executeCopyRollback, executeDryRun, type CopyReporter } from '../api/platform/tenant-db/copy.js';
+import { revokeTenantPilotTokens } from '../api/platform/tenant-db/pilot-tokens.js';
 
 /**
  * Job `tenant-db-run` on queue `tenant-db` (issue 14 item 2): one tenant_db_runs row (data `{runId}`,
@@ -52,12 +53,19 @@ async function runStep(knex: Knex, appKey: Buffer, run: TenantDbRun, job: Job): 
     afterBatch,
   };
   const kind: RunKind = run.kind;
+  // issue 15 item 8: both rollbacks of issue 14 revoke every pilot token of the tenant (after the work)
+  const withPilotTokensRevoked = async (result: Record<string, unknown>) => ({
+    ...result,
+    pilot_tokens_revoked: await revokeTenantPilotTokens(knex, tenantId, jobClock().now()),
+  });
   if (kind === 'pilot_run' || kind === 'pilot_rollback') {
     const server = await tenantDbServer(knex, appKey);
     const result =
       kind === 'pilot_run'
         ? await executePilot(knex, appKey, server, tenantId)
-        : await executePilotRollback(knex, server, tenantId, () => releaseTenantPools(tenantId));
+        : await withPilotTokensRevoked(
+            await executePilotRollback(knex, server, tenantId, () => releaseTenantPools(tenantId)),
+          );
     // names, OIDs and what was dropped or kept: no secret (the password is only in its sealed column)
     await reporter.log(`${kind}: ${JSON.stringify(result)}`);
     return result;
@@ -72,7 +80,11 @@ async function runStep(knex: Knex, appKey: Buffer, run: TenantDbRun, job: Job): 
   ).checkpoint;
   if (kind === 'copy_dry_run') return executeDryRun(knex, tenantKnex, tenantId, reporter);
   if (kind === 'copy_run') return executeCopy(knex, tenantKnex, tenantId, reporter, checkpoint ?? {});
-  return executeCopyRollback(knex, tenantKnex, tenantId, reporter);
+  if (kind === 'copy_rollback')
+    return withPilotTokensRevoked(await executeCopyRollback(knex, tenantKnex, tenantId, reporter));
+  // Issue 15's steps (demo seed, dual write, cutover and its rollback) are added here as they are built;
+  // until then a run of such a kind fails for good instead of doing another step's work.
+  throw new TenantDbPermanentError(`${kind} is not available yet`);
 }
 
 const reasonOf = (err: unknown) => String((err as Error)?.message ?? err).slice(0, 500);

@@ -58,4 +58,6 @@ export const webTagDescriptions: OpenApiOptions['tagDescriptions'] = {
   suppliers:
     'Suppliers and their buy prices (inventory.view / inventory.manage); their price lists: preview an uploaded CSV, TXT, XLSX or PDF and import its rows into the item catalogue (supplier-import queue; inventory.manage); module inventory.',
   platform: 'Platform admins only (tenant users 403): tenants, tenant provisioning credentials, readiness and checks.',
+  'tenant-db-pilot':
+    'Smoke reads of a tenant database with a pilot token (issue 15 item 9): customers, invoices, tickets, demo flow; every other token kind 401.',
 };

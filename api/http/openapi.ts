@@ -129,10 +129,18 @@ const DEFAULT_SCHEMES: Record<string, Record<string, unknown>> = {
     bearerFormat: 'ispl_<id>_<secret><checksum>',
     description: "Login token from POST /api/auth/login. Platform routes need a platform admin's login token.",
   },
+  pilotToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'ispp_<id>_<secret><checksum>',
+    description:
+      'Pilot token of a tenant database (POST /api/platform/tenants/{tenant}/provisioning/tenant-db/pilot-login, 60 minutes); only the /api/tenant-db-pilot smoke routes take it.',
+  },
 };
 
 function defaultSecurityFor(def: AnyWebRoute): string | null {
   if (def.auth === 'public') return null;
+  if (def.auth === 'pilot') return 'pilotToken';
   return def.auth === 'integration' ? 'integrationToken' : 'loginToken';
 }
 

@@ -7,9 +7,10 @@ import { TenantScope } from '../../db/tenant-scope.js';
 import { runStatement, statement } from '../../db/statement.js';
 import type { TokenRateLimiter } from './rate-limit.js';
 import type { AppContext, AuthInfo, TenantInfo } from '../context.js';
+import { authenticatePilot } from './pilot-auth.js';
 
-/** Who may call a route (DESIGN.md §5). */
-export type AuthKind = 'public' | 'integration' | 'login' | 'platform';
+/** Who may call a route (DESIGN.md §5); `pilot`: the smoke routes of issue 15 item 9 (api/middleware/pilot-auth.ts). */
+export type AuthKind = 'public' | 'integration' | 'login' | 'platform' | 'pilot';
 
 interface TokenRow {
   id: number;
@@ -141,6 +142,7 @@ export function tenantFromAbilities(abilities: string[]): number | null {
  * - integration: an integration token (document 1); its tenant from abilities (403 when none).
  * - login: an admin login token of a tenant user (document 2, DESIGN.md §5).
  * - platform: a login token of a platform admin.
+ * - pilot: a live pilot token (issue 15 item 9), checked by authenticatePilot; no other route takes one.
  * With `rateLimit` (routes marked rateLimited), one point is consumed for the presented token
  * while the token is looked up (the Redis and database round trips overlap); the decision is
  * applied only after the token is verified, so a token that fails gets 401, never 429, and its
@@ -151,6 +153,7 @@ export function tenantFromAbilities(abilities: string[]): number | null {
 export function authenticate(kind: AuthKind, rateLimit?: TokenRateLimiter) {
   return async (ctx: AppContext, next: Next): Promise<void> => {
     if (kind === 'public') return next();
+    if (kind === 'pilot') return authenticatePilot(ctx, next);
     const raw = bearer(ctx.get('authorization'));
     if (!raw) throw new Unauthenticated();
     const type = kind === 'integration' ? 'integration' : 'login';

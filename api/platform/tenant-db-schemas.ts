@@ -9,6 +9,16 @@ export const PHRASES = {
   schema_run: 'RUN TENANT SCHEMA',
   copy_run: 'COPY TENANT DATA PILOT',
   copy_rollback: 'ROLLBACK TENANT DATA PILOT',
+  // issue 15 (admin-api.md "Tenant provisioning")
+  demo_seed: 'SEED TENANT DB DEMO DATA',
+  demo_seed_rollback: 'ROLLBACK TENANT DB DEMO DATA',
+  dual_write_run: 'RUN TENANT DB DUAL WRITE PILOT',
+  dual_write_rollback: 'ROLLBACK TENANT DB DUAL WRITE PILOT',
+  cutover_production: 'CUTOVER TENANT DB PRODUCTION',
+  rollback_production: 'ROLLBACK TENANT DB PRODUCTION',
+  approve_production: 'APPROVE TENANT DB PRODUCTION',
+  pilot_login: 'PILOT TENANT DB LOGIN',
+  pilot_token_revoke: 'REVOKE TENANT DB PILOT TOKEN',
 } as const;
 
 const phrase = { type: 'string', maxLength: 100, ...singleLine, description: 'The step’s confirmation phrase.' };

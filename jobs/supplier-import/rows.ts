@@ -146,6 +146,9 @@ export interface ImportRow {
   errors: Record<string, string>;
 }
 
+/** Digits with at most two decimals after a dot: never a thousands-separated number. */
+const PLAIN_DECIMAL = /^\d+(\.\d{1,2})?$/;
+
 /**
  * Reads a price cell: numbers as they are; text with Indonesian or English separators
  * ("Rp 1.250.000", "1,250.50", "1250,5") to a plain decimal.
@@ -154,6 +157,8 @@ export interface ImportRow {
 export function parsePrice(cell: unknown): string | null | undefined {
   if (cell === null || cell === undefined) return null;
   if (typeof cell === 'number') return Number.isFinite(cell) ? String(cell) : undefined;
+  // the common plain decimal ("1250", "1250.5"): what the general path below gives it unchanged
+  if (typeof cell === 'string' && PLAIN_DECIMAL.test(cell)) return cell;
   let s = String(cell)
     .replace(/^\s*(rp\.?|idr)\s*/i, '')
     .replace(/\s/g, '');

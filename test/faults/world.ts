@@ -15,6 +15,7 @@ import { env } from '../helpers/env.js';
 import { startTestApp, type TestApp } from '../helpers/http.js';
 import { makeIntegrationToken, makeTenant, PASSWORD, seedBasics, type TenantFixture } from '../helpers/fixtures.js';
 import { FakeMailboxClient } from '../api/mail/fake-client.js';
+import { pilotAbilities, PILOT_TTL_MS } from '../../api/platform/tenant-db/pilot-tokens.js';
 import { makeDomain, makeKey, makeMailbox, startMailTestApp, uniq, type MailTestApp } from '../api/mail/support.js';
 
 /** Ids of the tenant's seeded records. */
@@ -46,6 +47,8 @@ export interface FaultWorld {
   emailId: string;
   /** A supplier of the tenant (issue 16: the list GET /api/suppliers/{supplier}/items). */
   supplierId: number;
+  /** A live pilot token of the tenant (issue 15 item 9: the /api/tenant-db-pilot smoke routes). */
+  pilot: string;
 }
 
 let world: Promise<FaultWorld> | null = null;
@@ -84,6 +87,15 @@ async function build(): Promise<FaultWorld> {
   const opsEmail = `ops-${uniq()}@faults.test`;
   await createPlatformAdmin(env.knex, { email: opsEmail, password: PASSWORD });
   const platform = (await login(env.knex, { email: opsEmail, password: PASSWORD })).token;
+  const pilot = (
+    await issueToken(env.knex, 'pilot', {
+      tenant_id: tenant.tenant.id,
+      user_id: tenant.admin.id,
+      name: 'fault test pilot',
+      abilities: pilotAbilities(tenant.tenant.id),
+      expires_at: new Date(Date.now() + PILOT_TTL_MS),
+    })
+  ).token;
   return {
     web,
     mail,
@@ -100,6 +112,7 @@ async function build(): Promise<FaultWorld> {
     mailboxPassword,
     emailId: email.id,
     supplierId,
+    pilot,
   };
 }
 
@@ -141,6 +154,7 @@ export async function credentials(
     return headers;
   }
   if (scheme === 'integrationToken') return { authorization: `Bearer ${w.integration}` };
+  if (scheme === 'pilotToken') return { authorization: `Bearer ${w.pilot}` };
   if (path.startsWith('/api/platform/')) return { authorization: `Bearer ${w.platform}` };
   if (method === 'post' && path === '/api/auth/logout') return { authorization: `Bearer ${await freshLoginToken(w)}` };
   return { authorization: `Bearer ${w.login}` };

@@ -20,7 +20,7 @@ import { createKnex } from '../../db/knex.js';
 import { inheritedEnv, loadConfig } from '../../lib/config.js';
 import { createStorage } from '../../lib/storage/index.js';
 import type { JobLike } from '../../jobs/queues.js';
-import { warmUpPdf } from '../../jobs/supplier-import/readers.js';
+import { warmUpPdf, warmUpXlsx } from '../../jobs/supplier-import/readers.js';
 import { EXIT_TIME_LIMIT, PARSE_JOB, APPLY_JOB, parseTimeLimitMs } from '../../jobs/supplier-import.js';
 import {
   runApply,
@@ -45,6 +45,14 @@ process.on('disconnect', () => {
   setTimeout(exit, 5_000).unref();
   void (deps?.knex.destroy() ?? Promise.resolve()).finally(exit);
 });
+
+/**
+ * The child lives on between jobs (BullMQ's child pool), so it loads exceljs once while idle, a
+ * second after it starts, instead of in the first XLSX preview (an XLSX arriving sooner loads it
+ * itself). The timer does not keep the child alive.
+ */
+const XLSX_WARM_UP_DELAY_MS = 1_000;
+setTimeout(warmUpXlsx, XLSX_WARM_UP_DELAY_MS).unref();
 
 /** A thread that SIGKILLs this process after `ms` unless terminated first. */
 function watchdog(ms: number): Thread {

@@ -20,6 +20,13 @@ export const RUN_KINDS = [
   'copy_dry_run',
   'copy_run',
   'copy_rollback',
+  // issue 15
+  'demo_seed',
+  'demo_seed_rollback',
+  'dual_write_run',
+  'dual_write_rollback',
+  'cutover_production',
+  'rollback_production',
 ] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 
@@ -35,6 +42,14 @@ export const STEPS: Record<RunKind | 'db_test', { from: readonly TenantDbStatus[
   copy_run: { from: ['schema_migrated'], to: 'data_copied' },
   copy_rollback: { from: ['schema_migrated', 'data_copied'], to: 'schema_migrated' },
   db_test: { from: ['pilot_created', 'schema_migrated', 'data_copied', 'production'], to: null },
+  // issue 15 (items 3, 5, 6, 7): the demo rows and dual write need a verified copy; cutover moves
+  // the tenant to `production`, its rollback back to `data_copied` (the tenant database stays).
+  demo_seed: { from: ['data_copied'], to: null },
+  demo_seed_rollback: { from: ['data_copied'], to: null },
+  dual_write_run: { from: ['data_copied'], to: null },
+  dual_write_rollback: { from: ['data_copied'], to: null },
+  cutover_production: { from: ['data_copied'], to: 'production' },
+  rollback_production: { from: ['production'], to: 'data_copied' },
 };
 
 /** A tenant_databases row (role_password_enc included: callers must never pass it on). */

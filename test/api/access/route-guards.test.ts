@@ -26,8 +26,19 @@ async function snapshot(tenantId: number) {
   return out;
 }
 
+/** PASSWORD's argon2id hash, computed once: every user of this file shares it. */
+let passwordHash: Promise<string> | undefined;
+/** Login tokens by tenant and permission set: routes guarded by the same permission share users. */
+const tokens = new Map<string, Promise<string>>();
+
 /** A user of the tenant with a custom role holding exactly `permissions`; returns its login token. */
-async function userWith(tenantId: number, permissions: readonly string[]): Promise<string> {
+function userWith(tenantId: number, permissions: readonly string[]): Promise<string> {
+  const key = `${tenantId}:${[...permissions].sort().join(',')}`;
+  if (!tokens.has(key)) tokens.set(key, newUserWith(tenantId, permissions));
+  return tokens.get(key)!;
+}
+
+async function newUserWith(tenantId: number, permissions: readonly string[]): Promise<string> {
   const tag = Math.random().toString(36).slice(2, 10);
   const [role] = await env
     .knex('roles')
@@ -47,7 +58,7 @@ async function userWith(tenantId: number, permissions: readonly string[]): Promi
       tenant_id: tenantId,
       name: 'Guard',
       email,
-      password_hash: await hashPassword(PASSWORD),
+      password_hash: await (passwordHash ??= hashPassword(PASSWORD)),
     })
     .returning('id');
   await env.knex('user_roles').insert({ user_id: u.id, role_id: role.id });

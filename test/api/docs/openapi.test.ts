@@ -117,7 +117,14 @@ describe('OpenAPI document and /docs (issue 2 item 11)', () => {
       const op = doc.paths[toOpenApiPath(def.path)][def.method];
       const where = `${def.method} ${def.path}`;
       const expected =
-        def.auth === 'public' ? [] : [{ [def.auth === 'integration' ? 'integrationToken' : 'loginToken']: [] }];
+        def.auth === 'public'
+          ? []
+          : [
+              {
+                [def.auth === 'integration' ? 'integrationToken' : def.auth === 'pilot' ? 'pilotToken' : 'loginToken']:
+                  [],
+              },
+            ];
       expect(op.security, where).to.deep.equal(expected);
       expect(Object.hasOwn(op.responses, '401'), where).to.equal(def.auth !== 'public' || !!def.responses[401]);
       expect(op.responses['500'].content['application/json'].schema, where).to.deep.equal({
