@@ -52,6 +52,8 @@ export interface AppDeps {
      * PROVISIONING_DNS_TARGET, the runtime (credentials source, DNS and panel factories; tests pass
      * fakes), a step's first backoff in ms (default 2000) and the customer mailbox wait (default 30 s).
      */
+    /** Issue 15's tenant-db evidence and approvals: the clock of the window rules (default the system clock). */
+    tenantDbClock?: import('../lib/clock.js').Clock;
     provisioning?: import('./platform/runs/request.js').RunsConfig & {
       runtime?: import('../jobs/provisioning/runtime.js').ProvisioningRuntime;
       backoffMs?: number;

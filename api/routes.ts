@@ -37,6 +37,7 @@ import { customerEmailAccountRoutes } from './customers/email-account.js';
 import { tenantDbReportRoutes } from './platform/tenant-db-report-routes.js';
 import { tenantDbLoginRoutes } from './platform/tenant-db-login-routes.js';
 import { tenantDbPilotRoutes } from './tenant-db-pilot/routes.js';
+import { tenantDbProductionRoutes } from './platform/tenant-db-production-routes.js';
 
 /**
  * The web service's route table, in documentation order: document 1's endpoints and the login
@@ -81,4 +82,5 @@ export const webRoutes: AnyWebRoute[] = [
   ...tenantDbReportRoutes,
   ...tenantDbLoginRoutes,
   ...tenantDbPilotRoutes,
+  ...tenantDbProductionRoutes,
 ];

@@ -14,6 +14,8 @@ import { executePilot, executePilotRollback } from '../api/platform/tenant-db/pi
 import { executeSchemaRun } from '../api/platform/tenant-db/schema.js';
 import { executeCopy, executeCopyRollback, executeDryRun, type CopyReporter } from '../api/platform/tenant-db/copy.js';
 import { revokeTenantPilotTokens } from '../api/platform/tenant-db/pilot-tokens.js';
+import { executeDemoSeed, executeDemoSeedRollback } from '../api/platform/tenant-db/demo-seed.js';
+import { executeDualWrite, executeDualWriteRollback } from '../api/platform/tenant-db/dual-write.js';
 
 /**
  * Job `tenant-db-run` on queue `tenant-db` (issue 14 item 2): one tenant_db_runs row (data `{runId}`,
@@ -82,6 +84,10 @@ async function runStep(knex: Knex, appKey: Buffer, run: TenantDbRun, job: Job): 
   if (kind === 'copy_run') return executeCopy(knex, tenantKnex, tenantId, reporter, checkpoint ?? {});
   if (kind === 'copy_rollback')
     return withPilotTokensRevoked(await executeCopyRollback(knex, tenantKnex, tenantId, reporter));
+  if (kind === 'demo_seed') return executeDemoSeed(knex, tenantKnex, tenantId, run.id, reporter);
+  if (kind === 'demo_seed_rollback') return executeDemoSeedRollback(knex, tenantKnex, tenantId, reporter);
+  if (kind === 'dual_write_run') return executeDualWrite(knex, tenantKnex, tenantId, run.id, reporter);
+  if (kind === 'dual_write_rollback') return executeDualWriteRollback(knex, tenantKnex, tenantId, reporter);
   // Issue 15's steps (demo seed, dual write, cutover and its rollback) are added here as they are built;
   // until then a run of such a kind fails for good instead of doing another step's work.
   throw new TenantDbPermanentError(`${kind} is not available yet`);

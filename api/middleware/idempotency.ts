@@ -7,7 +7,7 @@ import type { AppContext } from '../context.js';
 export const IDEMPOTENCY_TTL_HOURS = 24;
 
 /** Canonical JSON (sorted keys) so that the same body hashes the same whatever its key order. */
-function canonical(v: unknown): string {
+export function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object') {
     return `{${Object.keys(v)

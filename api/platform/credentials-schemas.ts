@@ -86,7 +86,11 @@ export const credentialsBody: Schema = {
   additionalProperties: false,
   minProperties: 1,
   properties: {
-    enabled: { type: 'boolean', description: 'Provisioning switched on (the lock also needs tested credentials).' },
+    enabled: {
+      type: 'boolean',
+      description:
+        'Provisioning switched on (the lock also needs tested credentials); the tenant-db cutover gate checks it as credentials_enabled. Default false.',
+    },
     backup_ready: { type: 'boolean', description: 'Backups of the platform are in place.' },
     ...sections,
   },

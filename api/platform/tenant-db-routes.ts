@@ -41,7 +41,7 @@ const queued = {
 };
 
 /** A phrase-gated (or phrase-less) step answered 202 with its run. */
-function stepRoute(path: string, kind: Exclude<RunKind, 'pilot_run'>, summary: string): AnyWebRoute {
+export function stepRoute(path: string, kind: Exclude<RunKind, 'pilot_run'>, summary: string): AnyWebRoute {
   return webRoute<P, Record<string, never>, Phrase>({
     ...platformBase,
     method: 'post',

@@ -14,6 +14,7 @@ import {
   type RowHash,
 } from './report-base.js';
 import { ROUTED_MODULES } from './write-plan.js';
+import { dualWriteRolledBack } from './dual-write-check.js';
 
 /**
  * Comparisons of the shared and the tenant database (issue 14 item 8): `reconciliation`,
@@ -173,18 +174,36 @@ export async function shadowRead(deps: ReportDeps, ref: string) {
   return { status: r.row.status, tenant_db: r.reach, modules: r.value ?? [] };
 }
 
+/** The id of the tenant's latest succeeded copy run (a succeeded copy matched every count and checksum), or null. */
+async function succeededCopyRun(knex: Knex, tenantId: number): Promise<number | null> {
+  const run = (await knex('tenant_db_runs')
+    .where({ tenant_id: tenantId, kind: 'copy_run', status: 'succeeded' })
+    .orderBy('id', 'desc')
+    .first('id')) as { id: number } | undefined;
+  return run?.id ?? null;
+}
+
 /**
  * GET tenant-db/cutover-gate: checks `{name, ok, detail}` (pilot_created, schema_current,
- * copy_verified, no_blocking_extras, client_addr_allowed, backup_ready, not_master_tenant) and
- * `passed` (every check ok). An unreachable tenant database fails the checks that need it.
+ * copy_verified, no_blocking_extras, client_addr_allowed, backup_ready, not_master_tenant; issue 15:
+ * credentials_enabled, dual_write_rolled_back) and `passed` (every check ok). An unreachable tenant
+ * database fails the checks that need it. Issue 15's snapshot, approval and cutover call it with
+ * `live: false` (decision): copy_verified then means the latest copy run verified its counts and
+ * checksums and the status is still data_copied (or production), and no_blocking_extras is left to
+ * the snapshot's `observed` part, so that daily writes to the shared database (which make rows
+ * missing, changed or, for a delete, tenant-only until the cutover's passes) keep the evidence and
+ * its approvals valid.
+ * @param ref the tenant's slug or id (a number is an id)
+ * @throws NotFound (404) for an unknown tenant
  */
-export async function cutoverGate(deps: ReportDeps, ref: string) {
+export async function cutoverGate(deps: ReportDeps, ref: string | number, opts: { live?: boolean } = {}) {
+  const live = opts.live ?? true;
   const r = await withTenantDb(deps, ref, async (tk, row) => {
     const [shared, tenant] = await Promise.all([appliedMigrations(deps.knex), appliedMigrations(tk)]);
     const test = await testTenantDb(tk, row);
     const pending = shared.filter((m) => !tenant.includes(m)).length;
     // with migrations pending the copied tables may be missing or older: nothing to reconcile
-    const rec = pending ? null : await reconcileAll(deps.knex, tk, row.tenant_id);
+    const rec = live && !pending ? await reconcileAll(deps.knex, tk, row.tenant_id) : null;
     return { pending, test, rec };
   });
   const { row, value: v } = r;
@@ -202,18 +221,31 @@ export async function cutoverGate(deps: ReportDeps, ref: string) {
       ok: !!v && v.pending === 0 && row.status !== 'pilot_created',
       detail: v ? `${v.pending} migrations pending` : unreachable,
     },
-    {
-      name: 'copy_verified',
-      ok: !!t && copied && t.missing_in_tenant === 0 && t.changed === 0,
-      detail: t ? `status ${row.status}; ${t.missing_in_tenant} missing in tenant, ${t.changed} changed` : unreachable,
-    },
-    {
-      name: 'no_blocking_extras',
-      ok: !!t && t.blocking_extra_key_count === 0,
-      detail: t
-        ? `${t.blocking_extra_key_count} blocking, ${t.accepted_pilot_extra} accepted pilot extras`
-        : unreachable,
-    },
+    ...(live
+      ? [
+          {
+            name: 'copy_verified',
+            ok: !!t && copied && t.missing_in_tenant === 0 && t.changed === 0,
+            detail: t
+              ? `status ${row.status}; ${t.missing_in_tenant} missing in tenant, ${t.changed} changed`
+              : unreachable,
+          },
+          {
+            name: 'no_blocking_extras',
+            ok: !!t && t.blocking_extra_key_count === 0,
+            detail: t
+              ? `${t.blocking_extra_key_count} blocking, ${t.accepted_pilot_extra} accepted pilot extras`
+              : unreachable,
+          },
+        ]
+      : [
+          // the evidence's gate (issue 15): the copy run's own verification, not today's rows
+          {
+            name: 'copy_verified',
+            ok: copied && (await succeededCopyRun(deps.knex, r.tenant.id)) !== null,
+            detail: `status ${row.status}; the latest copy run verified counts and checksums`,
+          },
+        ]),
     {
       name: 'client_addr_allowed',
       ok: !!v?.test.client_addr_allowed,
@@ -229,6 +261,13 @@ export async function cutoverGate(deps: ReportDeps, ref: string) {
       ok: !tenantRow?.is_master,
       detail: tenantRow?.is_master ? 'the master tenant stays on the shared database' : 'not the master tenant',
     },
+    // issue 15 item 3: the credential request's `enabled` switch and a rolled-back dual write
+    {
+      name: 'credentials_enabled',
+      ok: !!settings.enabled,
+      detail: settings.enabled ? 'provisioning credentials are enabled' : 'provisioning credentials are not enabled',
+    },
+    await dualWriteRolledBack(deps.knex, r.tenant.id),
   ];
   return { status: row.status, tenant_db: r.reach, checks, passed: checks.every((c) => c.ok) };
 }

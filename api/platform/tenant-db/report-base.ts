@@ -79,7 +79,7 @@ export function isUnreachable(err: unknown): boolean {
  */
 export async function withTenantDb<T>(
   deps: ReportDeps,
-  ref: string,
+  ref: string | number,
   fn: (tk: Knex, row: TenantDbRow) => Promise<T>,
   opts: { schema?: boolean } = {},
 ): Promise<{ tenant: { id: number; slug: string }; row: TenantDbRow; reach: Reach; value?: T }> {

@@ -71,7 +71,7 @@ describe('tenant databases: reports', function () {
     ops = await platformAdminToken();
     await env.knex('provisioning_credentials').del();
     // the settings row is shared by every test of the shard: this file expects backup not ready
-    await env.knex('provisioning_settings').update({ backup_ready: false });
+    await env.knex('provisioning_settings').update({ backup_ready: false, enabled: false });
     await saveTenantDbCredential(app, ops.token);
     a = await makeTenant();
     await seedBasics(a);
@@ -101,6 +101,8 @@ describe('tenant databases: reports', function () {
       'client_addr_allowed:false',
       'backup_ready:false',
       'not_master_tenant:true',
+      'credentials_enabled:false',
+      'dual_write_rolled_back:true',
     ]);
     expect(await fallbacks()).to.deep.equal(MODULES.map(() => 'shared:not_migrated'));
     const users = await get('users');
@@ -195,7 +197,11 @@ describe('tenant databases: reports', function () {
   });
 
   it('reconciliation and gate: clean copy; recorded DEMO- row accepted, unrecorded blocking; demo-flow', async () => {
-    await env.knex('provisioning_settings').insert({ id: 1, backup_ready: true }).onConflict('id').merge();
+    await env
+      .knex('provisioning_settings')
+      .insert({ id: 1, backup_ready: true, enabled: true })
+      .onConflict('id')
+      .merge();
     let rec = (await get('reconciliation')).data;
     expect(rec.totals).to.deep.equal({
       missing_in_tenant: 0,
