@@ -9,6 +9,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   'admin-customers': () => import('./admin-customers.js'),
   'wabot-throttle': () => import('./wabot-throttle.js'),
   'supplier-import': () => import('./supplier-import.js'),
+  'tenant-db-copy': () => import('./tenant-db-copy.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

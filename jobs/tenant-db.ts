@@ -61,16 +61,21 @@ async function runStep(knex: Knex, appKey: Buffer, run: TenantDbRun, job: Job): 
     ...result,
     pilot_tokens_revoked: await revokeTenantPilotTokens(knex, tenantId, jobClock().now()),
   });
-  if (kind === 'pilot_run') return executePilot(knex, appKey, await tenantDbServer(knex, appKey), tenantId);
-  if (kind === 'pilot_rollback')
-    return withPilotTokensRevoked(
-      await executePilotRollback(knex, await tenantDbServer(knex, appKey), tenantId, () =>
-        releaseTenantPools(tenantId),
-      ),
-    );
+  if (kind === 'pilot_run' || kind === 'pilot_rollback') {
+    const server = await tenantDbServer(knex, appKey);
+    const result =
+      kind === 'pilot_run'
+        ? await executePilot(knex, appKey, server, tenantId)
+        : await withPilotTokensRevoked(
+            await executePilotRollback(knex, server, tenantId, () => releaseTenantPools(tenantId)),
+          );
+    // names, OIDs and what was dropped or kept: no secret (the password is only in its sealed column)
+    await reporter.log(`${kind}: ${JSON.stringify(result)}`);
+    return result;
+  }
   const row = await readTenantDb(knex, tenantId);
   const tenantKnex = pools.get(tenantId, tenantConnection(row, appKey));
-  if (kind === 'schema_run') return executeSchemaRun(knex, tenantKnex, tenantId);
+  if (kind === 'schema_run') return executeSchemaRun(knex, tenantKnex, tenantId, reporter.log);
   const checkpoint = (
     (await knex('tenant_db_runs').where({ id: run.id }).first('checkpoint')) as {
       checkpoint: Record<string, number> | null;

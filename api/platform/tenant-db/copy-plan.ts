@@ -7,18 +7,51 @@ import { ident } from './state.js';
  * name), in foreign-key order; each table's non-generated columns, the tenant's rows only.
  */
 
-/** The tables the issue names; their foreign-key parents are added by copyPlan. */
-export const COPY_TABLES = ['tenants', 'packages', 'olts', 'onus', 'users', 'customers', 'invoices', 'tickets'];
+/**
+ * The tables the issue names, plus the users' roles (user_roles, role_permissions: the read shape
+ * shows roles and permissions); their foreign-key parents (roles, permissions, ...) are added by copyPlan.
+ */
+export const COPY_TABLES = [
+  'tenants',
+  'packages',
+  'olts',
+  'onus',
+  'users',
+  'user_roles',
+  'role_permissions',
+  'customers',
+  'invoices',
+  'tickets',
+];
+
+/**
+ * Tables whose tenant's rows are not `tenant_id = ?` (`?` the tenant id): the built-in roles
+ * (tenant_id null) and the permission catalog are shared by every tenant, so each copy carries them;
+ * the link tables follow their users and roles.
+ */
+const FILTERS: Record<string, string> = {
+  tenants: 'id = ?',
+  roles: 'tenant_id = ? OR tenant_id IS NULL',
+  permissions: 'true',
+  user_roles: 'user_id IN (SELECT u.id FROM users u WHERE u.tenant_id = ?)',
+  role_permissions: 'role_id IN (SELECT r.id FROM roles r WHERE r.tenant_id = ? OR r.tenant_id IS NULL)',
+};
 
 /** One table of the plan. */
 export interface CopyTable {
   table: string;
   columns: string[];
-  /** SQL condition selecting the tenant's rows (one `?` for the tenant id). */
+  /** SQL condition selecting the tenant's rows (`?` for the tenant id; see whereOf). */
   filter: string;
   /** Unique keys other than the primary key (plain columns, no predicate). */
   uniqueKeys: string[][];
+  /** Columns a row of the same id must agree on, or it is a collision (tenant_id; tenants: slug; else its pair). */
+  owner: string[];
 }
+
+/** The table's filter with the tenant id in place of `?` (a number: safe to inline), parenthesised. */
+export const whereOf = (t: CopyTable, tenantId: number): string =>
+  `(${t.filter.replaceAll('?', String(Number(tenantId)))})`;
 
 /**
  * Computes the plan from the shared database's catalog.
@@ -75,13 +108,11 @@ export async function copyPlan(knex: Knex, roots: readonly string[] = COPY_TABLE
   ).rows;
   return order.map((table) => {
     const columns = cols.filter((c) => c.table_name === table).map((c) => c.column_name);
-    if (table !== 'tenants' && !columns.includes('tenant_id')) throw new Error(`table ${table} has no tenant_id`);
-    return {
-      table,
-      columns,
-      filter: table === 'tenants' ? 'id = ?' : 'tenant_id = ?',
-      uniqueKeys: uniques.filter((u) => u.table_name === table).map((u) => u.cols),
-    };
+    if (!FILTERS[table] && !columns.includes('tenant_id')) throw new Error(`table ${table} has no tenant_id`);
+    const uniqueKeys = uniques.filter((u) => u.table_name === table).map((u) => u.cols);
+    const owner =
+      table === 'tenants' ? ['slug'] : columns.includes('tenant_id') ? ['tenant_id'] : (uniqueKeys[0] ?? []);
+    return { table, columns, filter: FILTERS[table] ?? 'tenant_id = ?', uniqueKeys, owner };
   });
 }
 

@@ -8,6 +8,7 @@ import { listInvoices } from '../../invoices/service.js';
 import { listTickets } from '../../tickets/service.js';
 import { tenantConnection } from './admin.js';
 import { appliedMigrations } from './schema.js';
+import { isUnreachable } from './report-base.js';
 import type { TenantDbRow } from './state.js';
 import { ROUTED_MODULES, type RoutedModule } from './write-plan.js';
 
@@ -51,6 +52,7 @@ export function moduleOf(name: string): RoutedModule {
  * Where reads may come from: the tenant database only when it has the copy (`data_copied` or
  * `production`), use_tenant_db_read is on and it has every shared migration; else the reason.
  * @returns `{tk}` (the request pool) or `{reason, detail}`
+ * @throws any error of the tenant database that is not a connection-class one (isUnreachable)
  */
 export async function readSource(
   knex: Knex,
@@ -69,13 +71,15 @@ export async function readSource(
     if (pending.length) return { reason: 'not_migrated', detail: `${pending.length} migrations pending` };
     return { tk };
   } catch (err) {
+    if (!isUnreachable(err)) throw err;
     return { reason: 'tenant_db_unreachable', detail: String((err as Error).message).slice(0, 200) };
   }
 }
 
 /**
  * A module's first page with `source` (`tenant_db` or `shared`) and `fallback_reason` (null when
- * from the tenant database). A tenant database failing during the read falls back too.
+ * from the tenant database). A tenant database becoming unreachable during the read falls back too;
+ * any other error propagates (a 500 with a request id).
  */
 export async function moduleRead(knex: Knex, row: TenantDbRow, appKey: Buffer, module: RoutedModule) {
   const src = await readSource(knex, row, appKey);
@@ -84,6 +88,7 @@ export async function moduleRead(knex: Knex, row: TenantDbRow, appKey: Buffer, m
       const page = await listOf(module, new TenantScope(src.tk, row.tenant_id));
       return { ...page, module, source: 'tenant_db' as const, fallback_reason: null, fallback_detail: null };
     } catch (err) {
+      if (!isUnreachable(err)) throw err;
       const page = await listOf(module, new TenantScope(knex, row.tenant_id));
       return {
         ...page,

@@ -1,9 +1,18 @@
 import type { Knex } from 'knex';
 import { readProvisioningRows } from '../../../jobs/provisioning/credentials.js';
-import { checksum } from './copy.js';
+import { createHash } from 'node:crypto';
 import { copyPlan, type CopyTable } from './copy-plan.js';
 import { appliedMigrations, testTenantDb } from './schema.js';
-import { rowHashes, withTenantDb, type Check, type ReportDeps, type RowHash } from './report-base.js';
+import {
+  BUCKET_IDS,
+  bucketHashes,
+  rowHashes,
+  withTenantDb,
+  type Bucket,
+  type Check,
+  type ReportDeps,
+  type RowHash,
+} from './report-base.js';
 import { ROUTED_MODULES } from './write-plan.js';
 import { dualWriteRolledBack } from './dual-write-check.js';
 
@@ -31,14 +40,35 @@ function accepted(demo: Map<string, string>, table: string, row: RowHash): boole
   return !!key && key.startsWith('DEMO-') && (row.key === null || row.key === key);
 }
 
-/** One table of the reconciliation. */
+/**
+ * One table of the reconciliation: buckets of 1,000 ids compared by their concatenated row md5s
+ * (bucketHashes; the checksums follow from them), rows fetched only for the buckets that differ.
+ */
 async function reconcileTable(knex: Knex, tk: Knex, t: CopyTable, tenantId: number, demo: Map<string, string>) {
-  const [a, b, sa, sb] = await Promise.all([
-    rowHashes(knex, t, tenantId),
-    rowHashes(tk, t, null),
-    checksum(knex, t, tenantId),
-    checksum(tk, t, null),
-  ]);
+  const [ba, bb] = await Promise.all([bucketHashes(knex, t, tenantId), bucketHashes(tk, t, null)]);
+  const side = (bs: Bucket[]) => ({
+    count: bs.reduce((n, x) => n + x.n, 0),
+    checksum: createHash('md5')
+      .update(bs.map((x) => x.hs).join(''))
+      .digest('hex'),
+    byBucket: new Map(bs.map((x) => [x.b, x.hs])),
+  });
+  const sa = side(ba);
+  const sb = side(bb);
+  const differing = [...new Set([...sa.byBucket.keys(), ...sb.byBucket.keys()])]
+    .filter((x) => sa.byBucket.get(x) !== sb.byBucket.get(x))
+    .sort((x, y) => x - y);
+  const a: RowHash[] = [];
+  const b: RowHash[] = [];
+  for (const x of differing) {
+    const range: [number, number] = [x * BUCKET_IDS, (x + 1) * BUCKET_IDS];
+    const [ra, rb] = await Promise.all([
+      rowHashes(knex, t, tenantId, undefined, range),
+      rowHashes(tk, t, null, undefined, range),
+    ]);
+    a.push(...ra);
+    b.push(...rb);
+  }
   const tenant = new Map(b.map((r) => [r.id, r]));
   const shared = new Set(a.map((r) => r.id));
   const keys: string[] = [];
@@ -105,35 +135,42 @@ async function reconcileAll(knex: Knex, tk: Knex, tenantId: number) {
  * blocking_extra_key_count (every other tenant-only row) and up to 20 keys.
  */
 export async function reconciliation(deps: ReportDeps, ref: string) {
-  const r = await withTenantDb(deps, ref, (tk, row) => reconcileAll(deps.knex, tk, row.tenant_id));
+  const r = await withTenantDb(deps, ref, (tk, row) => reconcileAll(deps.knex, tk, row.tenant_id), {
+    schema: true,
+  });
   return { status: r.row.status, tenant_db: r.reach, tables: r.value?.tables ?? [], totals: r.value?.totals ?? null };
 }
 
 /** GET tenant-db/shadow-read: per module the 100 lowest ids of both sides: matched, mismatched, missing, extra. */
 export async function shadowRead(deps: ReportDeps, ref: string) {
-  const r = await withTenantDb(deps, ref, async (tk, row) => {
-    const plan = await copyPlan(deps.knex);
-    const out = [];
-    for (const module of ROUTED_MODULES) {
-      const t = plan.find((p) => p.table === module)!;
-      const [a, b] = await Promise.all([
-        rowHashes(deps.knex, t, row.tenant_id, SHADOW_ROWS),
-        rowHashes(tk, t, null, SHADOW_ROWS),
-      ]);
-      const ids = [...new Set([...a, ...b].map((x) => x.id))].sort((x, y) => x - y).slice(0, SHADOW_ROWS);
-      const sa = new Map(a.map((x) => [x.id, x.h]));
-      const sb = new Map(b.map((x) => [x.id, x.h]));
-      const s = { module, compared: ids.length, matched: 0, mismatched: 0, missing: 0, extra: 0 };
-      for (const id of ids) {
-        if (!sb.has(id)) s.missing += 1;
-        else if (!sa.has(id)) s.extra += 1;
-        else if (sa.get(id) === sb.get(id)) s.matched += 1;
-        else s.mismatched += 1;
+  const r = await withTenantDb(
+    deps,
+    ref,
+    async (tk, row) => {
+      const plan = await copyPlan(deps.knex);
+      const out = [];
+      for (const module of ROUTED_MODULES) {
+        const t = plan.find((p) => p.table === module)!;
+        const [a, b] = await Promise.all([
+          rowHashes(deps.knex, t, row.tenant_id, SHADOW_ROWS),
+          rowHashes(tk, t, null, SHADOW_ROWS),
+        ]);
+        const ids = [...new Set([...a, ...b].map((x) => x.id))].sort((x, y) => x - y).slice(0, SHADOW_ROWS);
+        const sa = new Map(a.map((x) => [x.id, x.h]));
+        const sb = new Map(b.map((x) => [x.id, x.h]));
+        const s = { module, compared: ids.length, matched: 0, mismatched: 0, missing: 0, extra: 0 };
+        for (const id of ids) {
+          if (!sb.has(id)) s.missing += 1;
+          else if (!sa.has(id)) s.extra += 1;
+          else if (sa.get(id) === sb.get(id)) s.matched += 1;
+          else s.mismatched += 1;
+        }
+        out.push(s);
       }
-      out.push(s);
-    }
-    return out;
-  });
+      return out;
+    },
+    { schema: true },
+  );
   return { status: r.row.status, tenant_db: r.reach, modules: r.value ?? [] };
 }
 
@@ -164,11 +201,13 @@ export async function cutoverGate(deps: ReportDeps, ref: string | number, opts: 
   const r = await withTenantDb(deps, ref, async (tk, row) => {
     const [shared, tenant] = await Promise.all([appliedMigrations(deps.knex), appliedMigrations(tk)]);
     const test = await testTenantDb(tk, row);
-    const rec = live ? await reconcileAll(deps.knex, tk, row.tenant_id) : null;
-    return { pending: shared.filter((m) => !tenant.includes(m)).length, test, rec };
+    const pending = shared.filter((m) => !tenant.includes(m)).length;
+    // with migrations pending the copied tables may be missing or older: nothing to reconcile
+    const rec = live && !pending ? await reconcileAll(deps.knex, tk, row.tenant_id) : null;
+    return { pending, test, rec };
   });
   const { row, value: v } = r;
-  const unreachable = r.reach.check.detail;
+  const unreachable = v ? `${v.pending} migrations pending` : r.reach.check.detail;
   const tenantRow = (await deps.knex('tenants').where({ id: r.tenant.id }).first('is_master')) as {
     is_master: boolean;
   };

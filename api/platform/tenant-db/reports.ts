@@ -22,6 +22,8 @@ import {
  * with the failing check `tenant_db_reachable` (`tenant_db: {reachable, check}` in every answer).
  */
 
+/** Reports reading the copied tables need the current schema (withTenantDb's opts.schema). */
+const SCHEMA = { schema: true };
 /** Rows shown per table by read-sample. */
 const SAMPLE_ROWS = 5;
 /** Rows listed per table by demo-flow. */
@@ -42,42 +44,52 @@ async function counts(tk: Knex): Promise<Record<string, number>> {
 
 /** GET tenant-db/read-sample: count and the 5 lowest-id rows of each pilot table (no secret columns). */
 export async function readSample(deps: ReportDeps, ref: string) {
-  const r = await withTenantDb(deps, ref, async (tk) => {
-    const plan = (await copyPlan(deps.knex)).filter((t) => PILOT_TABLES.includes(t.table));
-    const tables = [];
-    for (const t of plan) {
-      const x = await tk.raw<{ rows: { n: number; rows: unknown[] }[] }>(
-        `SELECT (SELECT count(*)::int FROM ${ident(t.table)}) AS n,
+  const r = await withTenantDb(
+    deps,
+    ref,
+    async (tk) => {
+      const plan = (await copyPlan(deps.knex)).filter((t) => PILOT_TABLES.includes(t.table));
+      const tables = [];
+      for (const t of plan) {
+        const x = await tk.raw<{ rows: { n: number; rows: unknown[] }[] }>(
+          `SELECT (SELECT count(*)::int FROM ${ident(t.table)}) AS n,
                 coalesce((SELECT json_agg(s.j ORDER BY s.id) FROM (SELECT x.id, ${safeJson(t)} AS j
                    FROM ${ident(t.table)} x ORDER BY x.id LIMIT ${SAMPLE_ROWS}) s), '[]') AS rows`,
-      );
-      tables.push({ table: t.table, count: x.rows[0].n, rows: x.rows[0].rows });
-    }
-    return tables;
-  });
+        );
+        tables.push({ table: t.table, count: x.rows[0].n, rows: x.rows[0].rows });
+      }
+      return tables;
+    },
+    SCHEMA,
+  );
   return { status: r.row.status, tenant_db: r.reach, tables: r.value ?? [] };
 }
 
 /** GET tenant-db/demo-flow: DEMO- customers of the tenant database, their invoices and tickets (written by #13). */
 export async function demoFlow(deps: ReportDeps, ref: string) {
-  const r = await withTenantDb(deps, ref, async (tk) => {
-    const plan = await copyPlan(deps.knex);
-    const of = (name: string) => plan.find((t) => t.table === name)!;
-    const list = async (t: CopyTable, where: string) => {
-      const x = await tk.raw<{ rows: { n: number; rows: unknown[] }[] }>(
-        `SELECT (SELECT count(*)::int FROM ${ident(t.table)} x WHERE ${where}) AS n,
+  const r = await withTenantDb(
+    deps,
+    ref,
+    async (tk) => {
+      const plan = await copyPlan(deps.knex);
+      const of = (name: string) => plan.find((t) => t.table === name)!;
+      const list = async (t: CopyTable, where: string) => {
+        const x = await tk.raw<{ rows: { n: number; rows: unknown[] }[] }>(
+          `SELECT (SELECT count(*)::int FROM ${ident(t.table)} x WHERE ${where}) AS n,
                 coalesce((SELECT json_agg(s.j ORDER BY s.id) FROM (SELECT x.id, ${safeJson(t)} AS j
                    FROM ${ident(t.table)} x WHERE ${where} ORDER BY x.id LIMIT ${DEMO_ROWS}) s), '[]') AS rows`,
-      );
-      return { count: x.rows[0].n, rows: x.rows[0].rows };
-    };
-    const demo = "x.customer_id IN (SELECT c.id FROM customers c WHERE c.code LIKE 'DEMO-%')";
-    return {
-      customers: await list(of('customers'), "x.code LIKE 'DEMO-%'"),
-      invoices: await list(of('invoices'), demo),
-      tickets: await list(of('tickets'), demo),
-    };
-  });
+        );
+        return { count: x.rows[0].n, rows: x.rows[0].rows };
+      };
+      const demo = "x.customer_id IN (SELECT c.id FROM customers c WHERE c.code LIKE 'DEMO-%')";
+      return {
+        customers: await list(of('customers'), "x.code LIKE 'DEMO-%'"),
+        invoices: await list(of('invoices'), demo),
+        tickets: await list(of('tickets'), demo),
+      };
+    },
+    SCHEMA,
+  );
   return {
     status: r.row.status,
     tenant_db: r.reach,

@@ -45,10 +45,20 @@ export async function schemaPreview(tenantKnex: Knex) {
   };
 }
 
-/** The schema run's work (job): applies the pending migrations as the tenant role. */
-export async function executeSchemaRun(knex: Knex, tenantKnex: Knex, tenantId: number) {
+/**
+ * The schema run's work (job): applies the pending migrations as the tenant role.
+ * @param log the job's log (bull-board): one line per migration applied, or one saying none was pending
+ */
+export async function executeSchemaRun(
+  knex: Knex,
+  tenantKnex: Knex,
+  tenantId: number,
+  log: (line: string) => Promise<void> = async () => {},
+) {
   const [, applied] = (await tenantKnex.migrate.latest()) as [number, string[]];
   const names = await appliedMigrations(tenantKnex);
+  for (const m of applied) await log(`migration ${m}: applied`);
+  if (!applied.length) await log(`no migration pending (${names.length} applied)`);
   await knex('tenant_databases')
     .where({ tenant_id: tenantId })
     .update({ status: 'schema_migrated', schema_run_at: knex.fn.now(), updated_at: knex.fn.now() });

@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { startTestApp, TEST_WEB_APP_KEY, type TestApp } from '../../helpers/http.js';
-import { makeTenant, seedBasics, type TenantFixture } from '../../helpers/fixtures.js';
+import { makeTenant, makeUser, seedBasics, type TenantFixture } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
 import { dumpStores } from '../mail/support.js';
 import { platformAdminToken } from './support.js';
 import { runJob, saveTenantDbCredential, tenantDbCredential } from './tenant-db-support.js';
 import { openRolePassword } from '../../../api/platform/tenant-db/state.js';
-import { tenantDatabaseSummary } from '../../../api/platform/tenant-db/runs.js';
+import { runJobId, tenantDatabaseSummary } from '../../../api/platform/tenant-db/runs.js';
 import { configureTenantDbJob } from '../../../jobs/tenant-db.js';
 import { closeTenantPools } from '../../../db/tenant-pools.js';
 
@@ -32,6 +32,8 @@ describe('tenant databases: lifecycle', function () {
     responses.push(JSON.stringify(run));
     return run;
   };
+  /** The bull-board log lines of a run's job. */
+  const logsOf = async (runId: number) => (await app.queues.get('tenant-db').getJobLogs(runJobId(runId))).logs;
   const admin = async <T>(fn: (c: pg.Client) => Promise<T>) => {
     const c = new pg.Client({ connectionString: env.adminDatabaseUrl });
     await c.connect();
@@ -50,6 +52,7 @@ describe('tenant databases: lifecycle', function () {
     a = await makeTenant();
     await seedBasics(a);
     await seedBasics(a);
+    await makeUser(a.tenant.id, 'technician'); // a built-in role with role_permissions rows
   });
   after(async () => {
     configureTenantDbJob({});
@@ -129,6 +132,7 @@ describe('tenant databases: lifecycle', function () {
     const run = await step('tenant-schema/run', { confirm_phrase: 'RUN TENANT SCHEMA' });
     expect(run.status, run.error).to.equal('succeeded');
     const shared = (await env.knex('knex_migrations').orderBy('id').select('name')).map((x) => x.name);
+    expect(await logsOf(run.id)).to.deep.equal(shared.map((m: string) => `migration ${m}: applied`));
     const preview = await call('GET', 'tenant-schema/preview');
     expect(preview.body.data.applied).to.deep.equal(shared);
     expect(preview.body.data.pending).to.deep.equal([]);
@@ -212,16 +216,53 @@ describe('tenant databases: lifecycle', function () {
     const done = await runJob(app, r.body.data.id, { attemptsMade: 1 });
     expect(done.status, done.error).to.equal('succeeded');
     for (const t of done.result.tables) expect(t, t.table).to.include({ ok: true });
+    // bull-board: per table, the rows copied (by each attempt that reached it) and the verification
+    const copyLogs = await logsOf(done.id);
+    for (const t of done.result.tables as { table: string; count: number; tenant_count: number }[]) {
+      const copied = copyLogs.filter((l) => l.startsWith(`${t.table}: `) && l.includes('rows copied'));
+      expect(copied.length, t.table).to.be.oneOf([1, 2]);
+      expect(copyLogs, t.table).to.include(`${t.table}: count ${t.count}/${t.tenant_count}, checksum equal`);
+    }
     expect(done.progress).to.include({ step: 'copy' });
     const tickets = done.result.tables.find((t: { table: string }) => t.table === 'tickets');
     expect(tickets).to.include({ count: 2, tenant_count: 2 });
     const row = await env.knex('tenant_databases').where({ tenant_id: a.tenant.id }).first();
     expect(row).to.include({ status: 'data_copied', use_tenant_db_read: true });
+    // the users' roles: user_roles after users and roles, role_permissions after permissions
+    const order = done.result.tables.map((t: { table: string }) => t.table);
+    expect(order.indexOf('users')).to.be.lessThan(order.indexOf('user_roles'));
+    expect(order.indexOf('roles')).to.be.lessThan(order.indexOf('user_roles'));
+    expect(order.indexOf('permissions')).to.be.lessThan(order.indexOf('role_permissions'));
+    const userRoles = done.result.tables.find((t: { table: string }) => t.table === 'user_roles');
+    expect(userRoles).to.include({ count: 2, tenant_count: 2, ok: true });
+    const copied = await call('GET', 'tenant-db/users');
+    expect(copied.body).to.include({ source: 'tenant_db', total: 2 });
+    const shared = await app.request('GET', '/api/users', { token: a.adminToken });
+    const roles = (list: { email: string; roles: { name: string }[] }[]) =>
+      Object.fromEntries(list.map((u) => [u.email, u.roles.map((x) => x.name)]));
+    expect(roles(copied.body.data)).to.deep.equal(roles(shared.body.data));
+    expect(Object.values(roles(copied.body.data)).sort()).to.deep.equal([['Super Admin'], ['technician']]);
+    expect(copied.body.data).to.deep.equal(shared.body.data); // permissions too
+    // a dry-run after the copy compares row md5s across the databases: nothing to do, then one change
+    const again = await step('data-copy/dry-run');
+    for (const t of again.result.tables) expect(t, t.table).to.include({ to_insert: 0, to_update: 0, collisions: 0 });
+    const tenantDb = new pg.Client({
+      connectionString: env.adminDatabaseUrl.replace(/\/postgres$/, `/${row.database_name}`),
+    });
+    await tenantDb.connect();
+    await tenantDb.query("UPDATE customers SET name = name || ' (changed)' WHERE id = (SELECT min(id) FROM customers)");
+    await tenantDb.end();
+    const changed = await step('data-copy/dry-run');
+    const c = changed.result.tables.find((t: { table: string }) => t.table === 'customers');
+    expect(c).to.include({ count: 2, to_insert: 0, to_update: 1, collisions: 0 });
   });
 
   it('copy rollback empties the tables; pilot rollback drops them; a same-named older database survives', async () => {
     const back = await step('data-copy/rollback', { confirm_phrase: 'ROLLBACK TENANT DATA PILOT' });
     expect(back.status, back.error).to.equal('succeeded');
+    const emptied = await logsOf(back.id);
+    expect(emptied).to.have.length(back.result.emptied.length);
+    expect(emptied).to.include.members(['customers: emptied (2 rows)', 'user_roles: emptied (2 rows)']);
     let row = await env.knex('tenant_databases').where({ tenant_id: a.tenant.id }).first();
     expect(row).to.include({ status: 'schema_migrated', use_tenant_db_read: false });
     const t = await call('POST', 'tenant-db/test', {});

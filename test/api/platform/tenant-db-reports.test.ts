@@ -115,6 +115,13 @@ describe('tenant databases: reports', function () {
   it('pilot, schema, copy: module-read fallbacks not_migrated, not_copied, then the tenant database', async () => {
     await step('pilot-db/run', { confirm_phrase: 'RUN DB PILOT' });
     expect(await fallbacks()).to.deep.equal(MODULES.map(() => 'shared:not_migrated'));
+    // reachable, no tables yet: the table-reading reports say so (200), they do not read missing tables
+    for (const p of ['read-sample', 'reconciliation', 'shadow-read', 'demo-flow']) {
+      const early = (await get(p)).data.tenant_db;
+      expect(early.reachable, p).to.equal(true);
+      expect(early.check, p).to.include({ name: 'tenant_db_schema_current', ok: false });
+      expect(early.check.detail, p).to.match(/^the tenant database answered, but \d+ migrations are pending/);
+    }
     await step('tenant-schema/run', { confirm_phrase: 'RUN TENANT SCHEMA' });
     expect(await fallbacks()).to.deep.equal(MODULES.map(() => 'shared:not_copied'));
     await step('data-copy/dry-run');
@@ -131,8 +138,10 @@ describe('tenant databases: reports', function () {
     const users = await get('users');
     expect(users).to.include({ source: 'tenant_db', total: 1 });
     expect(users.data[0]).to.include({ email: a.admin.email });
-    // user_roles is not in item 6's copy: roles and permissions read empty from the tenant database
-    expect(users.data[0]).to.deep.include({ roles: [], permissions: [] });
+    // user_roles, roles, role_permissions and permissions are copied: the roles read as in shared
+    const sharedUsers = await app.request('GET', '/api/users', { token: a.adminToken });
+    expect(users.data[0].roles.map((x: { name: string }) => x.name)).to.deep.equal(['Super Admin']);
+    expect(users.data).to.deep.equal(sharedUsers.body.data);
     expect(users.data[0]).to.not.have.property('password_hash');
     const row = await env.knex('tenant_databases').where({ tenant_id: a.tenant.id }).first();
     tenantDb = new pg.Client({
@@ -270,6 +279,20 @@ describe('tenant databases: reports', function () {
       expect(gate.checks.find((x: { name: string }) => x.name === 'schema_current').ok).to.equal(false);
     } finally {
       await env.knex('tenant_databases').where({ tenant_id: a.tenant.id }).update({ server_port: row.server_port });
+    }
+    // a bug is not "unreachable": a tenant database answering with an error is a logged 500
+    await tenantDb!.query('ALTER TABLE tickets RENAME TO tickets_moved');
+    try {
+      for (const p of ['read-sample', 'module-read/tickets']) {
+        const r = await app.request('GET', `${base()}/tenant-db/${p}`, { token: ops.token });
+        expect(r.status, `${p}: ${r.text}`).to.equal(500);
+        expect(r.body).to.include({ code: 'SERVER_ERROR' });
+        const line = app.logs.map((l) => JSON.parse(l)).find((l) => l.request_id === r.body.request_id);
+        expect(line, 'log line of the request').to.include({ status: 500, level: 50 });
+        expect(line.err.message).to.contain('relation "tickets" does not exist');
+      }
+    } finally {
+      await tenantDb!.query('ALTER TABLE tickets_moved RENAME TO tickets');
     }
     const bad = await app.request('GET', `${base()}/tenant-db/module-read/olts`, { token: ops.token });
     expect(bad.status).to.equal(422);
