@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { DemoGuardBlocked, InvalidTransition, NotFound, ValidationFailed } from '../../errors.js';
-import { systemClock, type Clock } from '../../../lib/clock.js';
+import type { Clock } from '../../../lib/clock.js';
 import { resolvePlatformTenant } from '../tenant-param.js';
 import { recordPlatformAudit } from '../audit.js';
 import type { PlatformActor } from '../tenants-service.js';
