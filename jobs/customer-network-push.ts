@@ -1,7 +1,8 @@
 import { UnrecoverableError } from 'bullmq';
+import type { Knex } from 'knex';
 import type { PartialModelObject } from 'objection';
 import { Customer, Nas, Package } from '../db/models/index.js';
-import { TenantScope } from '../db/tenant-scope.js';
+import { tenantScopeOf } from '../db/tenant-routing.js';
 import { openCredentials } from '../db/credentials.js';
 import type { JobLike } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
@@ -162,9 +163,11 @@ export async function pushCustomerNetwork(
     outcome: 'gone',
     state: null,
   };
+  // the tenant's database after its cutover (issue 15 item 4), read fresh per run
+  const scope = await tenantScopeOf(knex, tenantId, deps.appKey, 'job');
   await job.log(`${tag}: waiting for the change that asked for this version to commit`);
-  const first = await knex.transaction(async (trx) => {
-    const s = new TenantScope(trx, tenantId);
+  const first = await scope.knex.transaction(async (trx) => {
+    const s = scope.withTransaction(trx);
     return s.query(Customer).findById(customerId).forUpdate().select('id', 'network_version');
   });
   const early = verdictOf(first, version);
@@ -177,9 +180,9 @@ export async function pushCustomerNetwork(
 
   const attempt = (job.attemptsMade ?? 0) + 1;
   const attempts = job.opts?.attempts ?? 1;
-  const outcome = await knex.transaction(async (trx): Promise<Outcome> => {
+  const outcome = await scope.knex.transaction(async (trx): Promise<Outcome> => {
     await trx.raw('SELECT pg_advisory_xact_lock(?, ?)', [PUSH_LOCK_CLASS, customerId]);
-    const s = new TenantScope(trx, tenantId);
+    const s = scope.withTransaction(trx);
     const row = await s.query(Customer).findById(customerId);
     const verdict = verdictOf(row, version);
     if (verdict !== 'current' || !row) return { skipped: verdict as Exclude<Verdict, 'current'> };
@@ -192,7 +195,8 @@ export async function pushCustomerNetwork(
     const fact = () => s.query(Customer).where({ id: customerId });
     let removedOld = false;
     try {
-      const adapterOf = (nas: Nas): NetworkAdapter => networkAdapterFor(nas.driver, { knex }, deps.networkAdapters);
+      const adapterOf = (nas: Nas): NetworkAdapter =>
+        networkAdapterFor(nas.driver, { knex: scope.knex as Knex }, deps.networkAdapters);
       const nas = row.nas_id === null ? undefined : await s.query(Nas).findById(row.nas_id);
       const old = row.network_nas_id === null ? undefined : await s.query(Nas).findById(row.network_nas_id);
       const opts = { now, signal };

@@ -1,3 +1,5 @@
+import type { Knex } from 'knex';
+import { tenantScopeOf } from '../db/tenant-routing.js';
 import { UnrecoverableError, type JobsOptions, type Queue } from 'bullmq';
 import { addOrUnavailable, DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type JobSchedulerDef } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
@@ -102,13 +104,15 @@ export async function process(
   if (!d.tenant_id || !d.communication_id) {
     throw new UnrecoverableError('email-send: a send needs tenant_id and communication_id');
   }
-  const { knex, appKey, logger } = jobDeps();
+  const { knex: shared, appKey, logger } = jobDeps();
+  // the tenant's database after its cutover (issue 15 item 4), read fresh per run
+  const knex = (await tenantScopeOf(shared, d.tenant_id, appKey, 'job')).knex as Knex;
   return sendQueuedEmail({ knex, appKey, logger, clock: jobClock(), signal }, job, d.tenant_id, d.communication_id);
 }
 
 /** The sweep (see the file comment). */
 async function sweep(job: JobLike<unknown>, signal?: AbortSignal): Promise<EmailSendSweepResult> {
-  const { knex, queues } = jobDeps();
+  const { knex, appKey, queues } = jobDeps();
   if (!queues) throw new UnrecoverableError('email-send: the worker has no queue producers (JobDeps.queues)');
   const queue = queues.get(QUEUE);
   const cutoff = new Date(jobClock().now().getTime() - QUEUED_STALE_MS);
@@ -116,8 +120,10 @@ async function sweep(job: JobLike<unknown>, signal?: AbortSignal): Promise<Email
     job,
     {
       queue,
-      stale: () =>
-        knex('communication_messages')
+      knex,
+      appKey,
+      stale: (db) =>
+        db('communication_messages')
           .where({ channel: 'email', direction: 'out', status: 'queued' })
           .whereNull('deleted_at')
           .where('queued_at', '<', cutoff),

@@ -171,7 +171,7 @@ export async function process(
     appKey,
     async (target) => {
       if (target.tenantId !== null && want !== null && target.tenantId !== want) return;
-      const r = await dispatchEvents(target.knex, job, signal);
+      const r = await dispatchEvents(target.knex, job, signal, target.excludeTenantIds);
       for (const k of ['dispatched', 'deliveries', 'failed', 'purged'] as const) result[k] += r.result[k];
       errors.push(...r.errors);
     },
@@ -201,10 +201,11 @@ export async function dispatchEvents(
   knex: Knex,
   job: JobLike<EventDispatchData>,
   signal?: AbortSignal,
+  excludeTenantIds: number[] = [],
 ): Promise<{ result: EventDispatchResult; errors: string[] }> {
   const tenantId = job.data?.tenant_id ?? null;
   const eventId = job.data?.event_id ?? null;
-  const filter = { tenantId, eventId };
+  const filter = { tenantId, eventId, exclude: excludeTenantIds };
   const {
     rows: [{ total }],
   } = await knex.raw(`SELECT count(*)::int AS total FROM event_outbox WHERE ${PENDING_SQL}`, pendingBindings(filter));
@@ -244,10 +245,19 @@ export async function dispatchEvents(
 
 /** Filter of the undispatched rows a dispatcher may take now ($1 max attempts, then tenant, event). */
 const PENDING_SQL = `dispatched_at IS NULL AND attempts < ? AND available_at <= now()
-  AND (?::int IS NULL OR tenant_id = ?::int) AND (?::bigint IS NULL OR id = ?::bigint)`;
+  AND (?::int IS NULL OR tenant_id = ?::int) AND (?::bigint IS NULL OR id = ?::bigint)
+  AND tenant_id <> ALL(?::int[])`;
 
-function pendingBindings(f: { tenantId: number | null; eventId: number | null }): (number | null)[] {
-  return [MAX_EVENT_ATTEMPTS, f.tenantId, f.tenantId, f.eventId, f.eventId];
+/** A dispatcher's filter; `exclude`: cut-over tenants, whose events are in their own database (issue 15). */
+interface PendingFilter {
+  tenantId: number | null;
+  eventId: number | null;
+  exclude: number[];
+}
+
+function pendingBindings(f: PendingFilter): (number | string | null)[] {
+  // an array literal: knex would expand a JS array into several placeholders
+  return [MAX_EVENT_ATTEMPTS, f.tenantId, f.tenantId, f.eventId, f.eventId, `{${f.exclude.map(Number).join(',')}}`];
 }
 
 /** Backoff before the next attempt of an event that failed `attempts` times, in ms. */
@@ -262,7 +272,7 @@ export function retryDelayMs(attempts: number): number {
  */
 async function dispatchNext(
   knex: Knex,
-  filter: { tenantId: number | null; eventId: number | null },
+  filter: PendingFilter,
   job: JobLike<unknown>,
   signal?: AbortSignal,
 ): Promise<Attempt | null> {

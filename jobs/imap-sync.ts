@@ -1,7 +1,7 @@
 import { UnrecoverableError, type Job, type JobsOptions, type Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import { ExternalEmailAccount } from '../db/models/index.js';
-import { TenantScope } from '../db/tenant-scope.js';
+import { forEachTenantDatabase, tenantScopeOf } from '../db/tenant-routing.js';
 import { addOrUnavailable, DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type JobSchedulerDef } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
 import { MailAuthError, MailServerError, scrubSecret } from './adapters/mailbox-client/index.js';
@@ -133,14 +133,29 @@ export function testErrorCode(e: unknown): TestErrorCode {
 async function sweep(): Promise<ImapSweepResult> {
   const deps = jobDeps();
   if (!deps.queues) throw new Error('imap-sync-all needs the queues in the job dependencies');
-  const rows: { id: number; tenant_id: number }[] = await deps
-    .knex('external_email_accounts as a')
-    .join('tenants as t', 't.id', 'a.tenant_id')
-    .where('t.demo_mode', false)
-    .whereRaw(`t.modules \\? 'email'`)
-    .whereNot('a.sync_status', 'auth_failed')
-    .whereNotNull('a.incoming_password_enc')
-    .select('a.id', 'a.tenant_id');
+  const rows: { id: number; tenant_id: number }[] = [];
+  // the shared database without the cut-over tenants, then each cut-over tenant's (issue 15 item 4);
+  // demo_mode and modules are read from the shared tenants row
+  await forEachTenantDatabase(deps.knex, deps.appKey, async (t) => {
+    const ids = (
+      await deps
+        .knex('tenants')
+        .where('demo_mode', false)
+        .whereRaw(`modules \\? 'email'`)
+        .modify((q) => (t.tenantId === null ? q.whereNotIn('id', t.excludeTenantIds) : q.where('id', t.tenantId)))
+        .pluck('id')
+    ).map(Number);
+    if (!ids.length) return;
+    rows.push(
+      ...(await t
+        .knex('external_email_accounts as a')
+        .whereIn('a.tenant_id', ids)
+        .whereNot('a.sync_status', 'auth_failed')
+        .whereNotNull('a.incoming_password_enc')
+        .orderBy('a.id')
+        .select('a.id', 'a.tenant_id')),
+    );
+  });
   const queue = deps.queues.get(QUEUE);
   for (const r of rows) await enqueueSync(queue, r);
   return { kind: 'sweep', enqueued: rows.length };
@@ -157,9 +172,12 @@ export async function process(
   signal?: AbortSignal,
 ): Promise<ImapSyncResult | ImapTestResult | ImapSweepResult> {
   if (job.name === SWEEP_JOB) return sweep();
-  const { knex, appKey, storage, mailTimeoutMs } = jobDeps();
+  const { knex: shared, appKey, storage, mailTimeoutMs } = jobDeps();
   const clock = jobClock();
   const tenantId = Number(job.data.tenant_id);
+  // every read and write of this run on the tenant's database after its cutover (issue 15 item 4)
+  const scope = await tenantScopeOf(shared, tenantId, appKey, 'job');
+  const knex = scope.knex as Knex;
   const accountId = Number(job.data.account_id);
   const mode = job.data.mode === 'test' ? 'test' : 'sync';
   const account = await loadAccount(knex, tenantId, accountId);
@@ -169,7 +187,6 @@ export async function process(
   }
   const logins = accountLogins(account, appKey);
   const scrub = (m: string) => logins.secrets.reduce((s, pw) => scrubSecret(s, pw), m);
-  const scope = new TenantScope(knex, tenantId);
   const setState = (patch: Partial<ExternalEmailAccount>) =>
     scope
       .query(ExternalEmailAccount)

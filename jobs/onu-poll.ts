@@ -1,7 +1,8 @@
 import { UnrecoverableError, type JobsOptions, type Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import { Olt, Onu } from '../db/models/index.js';
-import { TenantScope } from '../db/tenant-scope.js';
+import type { TenantScope } from '../db/tenant-scope.js';
+import { forEachTenantDatabase, tenantScopeOf } from '../db/tenant-routing.js';
 import { openCredentials } from '../db/credentials.js';
 import { addOrUnavailable, DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type JobSchedulerDef } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
@@ -156,39 +157,52 @@ export async function process(
 }
 
 async function sweep(job: JobLike<OnuPollData>, signal?: AbortSignal): Promise<OnuPollSweepResult> {
-  const { knex, queues } = jobDeps();
+  const { knex: shared, appKey, queues } = jobDeps();
   if (!queues) throw new UnrecoverableError('onu-poll: the worker has no queue producers (JobDeps.queues)');
+  const q = queues;
   const at = jobClock().now();
   const bucket = bucketOf(at);
-  // Cross-tenant on purpose (platform job, see the file comment): ids only.
-  const { n } = (await knex('olts').where('is_active', true).count<{ n: string }[]>({ n: '*' }).first())!;
-  const total = Number(n);
+  // Cross-tenant on purpose (platform job, see the file comment): ids only, on the shared database
+  // without the cut-over tenants, then on each cut-over tenant's database (issue 15 item 4).
+  let total = 0;
+  await forEachTenantDatabase(shared, appKey, async (t) => {
+    const { n } = (await activeOlts(t.knex, t.excludeTenantIds).count<{ n: string }[]>({ n: '*' }).first())!;
+    total += Number(n);
+  });
   await job.log(`bucket ${bucket} (${at.toISOString()}): ${total} active OLT(s) to poll`);
   const tenants: Record<string, number> = {};
-  let lastId = 0;
   let enqueued = 0;
-  for (;;) {
-    signal?.throwIfAborted();
-    const rows: { id: number; tenant_id: number }[] = await knex('olts')
-      .where('is_active', true)
-      .where('id', '>', lastId)
-      .orderBy('id')
-      .limit(SCAN_BATCH_SIZE)
-      .select('id', 'tenant_id');
-    if (!rows.length) break;
-    await queues.get(QUEUE).addBulk(
-      rows.map((r) => ({
-        name: OLT_JOB,
-        data: { olt_id: r.id, tenant_id: r.tenant_id } satisfies OnuPollData,
-        opts: { ...oltJobOptions, jobId: oltJobId(r.id, at) },
-      })),
-    );
-    for (const r of rows) tally(tenants, r.tenant_id);
-    enqueued += rows.length;
-    lastId = rows[rows.length - 1].id;
-    await reportProgress(job, enqueued, total);
-    if (rows.length < SCAN_BATCH_SIZE) break;
-  }
+  const failed: number[] = [];
+  await forEachTenantDatabase(
+    shared,
+    appKey,
+    async (t) => {
+      let lastId = 0;
+      for (;;) {
+        signal?.throwIfAborted();
+        const rows: { id: number; tenant_id: number }[] = await activeOlts(t.knex, t.excludeTenantIds)
+          .where('id', '>', lastId)
+          .orderBy('id')
+          .limit(SCAN_BATCH_SIZE)
+          .select('id', 'tenant_id');
+        if (!rows.length) break;
+        await q.get(QUEUE).addBulk(
+          rows.map((r) => ({
+            name: OLT_JOB,
+            data: { olt_id: r.id, tenant_id: r.tenant_id } satisfies OnuPollData,
+            opts: { ...oltJobOptions, jobId: oltJobId(r.id, at) },
+          })),
+        );
+        for (const r of rows) tally(tenants, r.tenant_id);
+        enqueued += rows.length;
+        lastId = rows[rows.length - 1].id;
+        await reportProgress(job, enqueued, total);
+        if (rows.length < SCAN_BATCH_SIZE) break;
+      }
+    },
+    (tenantId) => void failed.push(tenantId),
+  );
+  for (const id of failed) await job.log(`tenant ${id}'s database could not be scanned`);
   for (const [tenantId, count] of Object.entries(tenants)) {
     await job.log(`tenant ${tenantId}: ${count} OLT poll(s) enqueued`);
   }
@@ -197,16 +211,22 @@ async function sweep(job: JobLike<OnuPollData>, signal?: AbortSignal): Promise<O
   return { kind: 'sweep', bucket, enqueued, tenants };
 }
 
+/** Active OLTs of one scanned database, without the tenants whose rows are elsewhere. */
+function activeOlts(knex: Knex, excludeTenantIds: number[]): Knex.QueryBuilder {
+  const q = knex('olts').where('is_active', true);
+  return excludeTenantIds.length ? q.whereNotIn('tenant_id', excludeTenantIds) : q;
+}
+
 /** Marks the OLT after a failed poll, unless a newer poll was applied already. */
 async function markFailed(
-  knex: Knex,
+  scope: TenantScope,
   olt: Olt,
   polledAt: Date,
   error: string,
   status: 'offline' | null,
 ): Promise<boolean> {
-  return knex.transaction(async (trx) => {
-    const s = new TenantScope(trx, olt.tenant_id);
+  return scope.knex.transaction(async (trx) => {
+    const s = scope.withTransaction(trx);
     const row = await s.query(Olt).findById(olt.id).forUpdate().select('id', 'status', 'last_polled_at');
     if (!row || (row.last_polled_at && row.last_polled_at > polledAt)) return false;
     const newStatus = status ?? row.status;
@@ -241,7 +261,8 @@ async function pollOlt(
   const deps = jobDeps();
   const { knex } = deps;
   const polledAt = jobClock().now();
-  const scope = new TenantScope(knex, tenantId);
+  // the tenant's database after its cutover (issue 15 item 4), read fresh per run
+  const scope = await tenantScopeOf(knex, tenantId, deps.appKey, 'job');
   const result: OnuPollOltResult = {
     kind: 'olt',
     olt_id: oltId,
@@ -287,7 +308,7 @@ async function pollOlt(
     readings = await adapter.poll(target, { now: polledAt, signal });
   } catch (err) {
     if (err instanceof OltUnreachableError) {
-      const applied = await markFailed(knex, olt, polledAt, 'unreachable', 'offline');
+      const applied = await markFailed(scope, olt, polledAt, 'unreachable', 'offline');
       await job.log(
         applied
           ? `OLT ${olt.id} is unreachable: status offline; its ONUs keep their last readings`
@@ -297,12 +318,12 @@ async function pollOlt(
       return { ...result, outcome: applied ? 'unreachable' : 'stale' };
     }
     if (err instanceof OltAuthError) {
-      await markFailed(knex, olt, polledAt, 'authentication failed', null);
+      await markFailed(scope, olt, polledAt, 'authentication failed', null);
       await job.log(`OLT ${olt.id} refused the credentials (or they cannot be opened): giving up until they are fixed`);
       throw new UnrecoverableError(`OLT ${olt.id}: authentication failed`);
     }
     if (err instanceof UnknownOltDriverError) {
-      await markFailed(knex, olt, polledAt, 'unknown driver', null);
+      await markFailed(scope, olt, polledAt, 'unknown driver', null);
       await job.log(`OLT ${olt.id} names driver "${olt.driver}", which this build does not have: giving up`);
       throw new UnrecoverableError(`OLT ${olt.id}: unknown driver ${olt.driver}`);
     }
@@ -329,8 +350,8 @@ async function pollOlt(
     };
   });
 
-  const applied = await knex.transaction(async (trx) => {
-    const s = new TenantScope(trx, tenantId);
+  const applied = await scope.knex.transaction(async (trx) => {
+    const s = scope.withTransaction(trx);
     const row = await s.query(Olt).findById(olt.id).forUpdate().select('id', 'status', 'last_polled_at');
     if (!row || (row.last_polled_at && row.last_polled_at > polledAt)) return false;
     for (let i = 0; i < rows.length; i += SCAN_BATCH_SIZE) {

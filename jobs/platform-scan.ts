@@ -1,5 +1,6 @@
 import type { JobsOptions, Queue } from 'bullmq';
 import type { Knex } from 'knex';
+import { forEachTenantDatabase } from '../db/tenant-routing.js';
 import { safeJobId, type JobLike, type JobSchedulerDef, type QueueName, type Queues } from './queues.js';
 
 /**
@@ -125,8 +126,15 @@ export interface SweepResult {
 export interface SweepSpec {
   /** The send queue. */
   queue: Queue;
-  /** The stale `queued` rows, cross-tenant on purpose (a platform job): a fresh query per call. */
-  stale: () => Knex.QueryBuilder;
+  /**
+   * The stale `queued` rows of one database, cross-tenant on purpose (a platform job): a fresh query
+   * per call. Called with the shared database and with each cut-over tenant's (issue 15 item 4).
+   */
+  stale: (knex: Knex) => Knex.QueryBuilder;
+  /** The shared database. */
+  knex: Knex;
+  /** APP_KEY, to reach the cut-over tenants' databases. */
+  appKey?: Buffer;
   /** The row's fixed send job id. */
   jobIdOf: (rowId: number) => string;
   /** Adds the row's send job (with its fixed id). */
@@ -150,35 +158,52 @@ export async function sweepQueuedRows(
   signal?: AbortSignal,
 ): Promise<SweepResult> {
   const result: SweepResult = { kind: 'sweep', stale: 0, enqueued: 0, retried: 0, queued: 0, tenants: {} };
-  const total = Number((await spec.stale().count<{ n: string }[]>({ n: '*' }).first())?.n ?? 0);
+  // the shared database without the cut-over tenants, then each cut-over tenant's (issue 15 item 4)
+  const each = (fn: (stale: () => Knex.QueryBuilder) => Promise<void>) =>
+    forEachTenantDatabase(
+      spec.knex,
+      spec.appKey,
+      (t) =>
+        fn(() =>
+          t.excludeTenantIds.length
+            ? spec.stale(t.knex).whereNotIn('tenant_id', t.excludeTenantIds)
+            : spec.stale(t.knex),
+        ),
+      (tenantId) => void job.log(`tenant ${tenantId}'s database could not be scanned`),
+    );
+  let total = 0;
+  await each(async (stale) => {
+    total += Number((await stale().count<{ n: string }[]>({ n: '*' }).first())?.n ?? 0);
+  });
   await job.log(`${total} stale queued ${spec.noun}`);
-  let lastId = 0;
-  for (;;) {
-    signal?.throwIfAborted();
-    const rows: { id: string | number; tenant_id: number }[] = await spec
-      .stale()
-      .where('id', '>', lastId)
-      .orderBy('id')
-      .limit(SCAN_BATCH_SIZE)
-      .select('id', 'tenant_id');
-    if (!rows.length) break;
-    for (const r of rows) {
-      const existing = await spec.queue.getJob(spec.jobIdOf(Number(r.id)));
-      const state = existing ? await existing.getState() : 'unknown';
-      if (!existing || state === 'unknown') {
-        await spec.add({ id: Number(r.id), tenant_id: r.tenant_id });
-        result.enqueued += 1;
-      } else if (state === 'failed' || state === 'completed') {
-        await existing.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
-        result.retried += 1;
-      } else result.queued += 1;
-      tally(result.tenants, r.tenant_id);
+  await each(async (stale) => {
+    let lastId = 0;
+    for (;;) {
+      signal?.throwIfAborted();
+      const rows: { id: string | number; tenant_id: number }[] = await stale()
+        .where('id', '>', lastId)
+        .orderBy('id')
+        .limit(SCAN_BATCH_SIZE)
+        .select('id', 'tenant_id');
+      if (!rows.length) break;
+      for (const r of rows) {
+        const existing = await spec.queue.getJob(spec.jobIdOf(Number(r.id)));
+        const state = existing ? await existing.getState() : 'unknown';
+        if (!existing || state === 'unknown') {
+          await spec.add({ id: Number(r.id), tenant_id: r.tenant_id });
+          result.enqueued += 1;
+        } else if (state === 'failed' || state === 'completed') {
+          await existing.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
+          result.retried += 1;
+        } else result.queued += 1;
+        tally(result.tenants, r.tenant_id);
+      }
+      result.stale += rows.length;
+      lastId = Number(rows[rows.length - 1].id);
+      await reportProgress(job, result.stale, total);
+      if (rows.length < SCAN_BATCH_SIZE) break;
     }
-    result.stale += rows.length;
-    lastId = Number(rows[rows.length - 1].id);
-    await reportProgress(job, result.stale, total);
-    if (rows.length < SCAN_BATCH_SIZE) break;
-  }
+  });
   await job.log(
     `done: ${result.stale} stale queued ${spec.noun}, ${result.enqueued} job(s) added again, ` +
       `${result.retried} finished job(s) run again, ${result.queued} still in the queue`,

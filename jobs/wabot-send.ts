@@ -66,7 +66,7 @@ export { scheduler as sweepScheduler };
 
 /** The sweep (see the file comment). */
 async function sweep(job: JobLike<unknown>, signal?: AbortSignal): Promise<WabotSweepResult> {
-  const { knex, queues } = jobDeps();
+  const { knex, appKey, queues } = jobDeps();
   if (!queues) throw new UnrecoverableError('wabot-send: the worker has no queue producers (JobDeps.queues)');
   const queue = queues.get(QUEUE);
   const cutoff = new Date(jobClock().now().getTime() - QUEUED_STALE_MS);
@@ -74,8 +74,10 @@ async function sweep(job: JobLike<unknown>, signal?: AbortSignal): Promise<Wabot
     job,
     {
       queue,
-      stale: () =>
-        knex('communication_messages')
+      knex,
+      appKey,
+      stale: (db) =>
+        db('communication_messages')
           .where({ status: 'queued', direction: 'out' })
           .whereIn('channel', ['whatsapp', 'messenger'])
           .where('queued_at', '<', cutoff)

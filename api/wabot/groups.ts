@@ -170,7 +170,8 @@ export async function testGroup(
 ) {
   const g = await find(scope, id);
   const text = sampleNoticeText(g.name, deps.timeZone ?? DEFAULT_TIME_ZONE, new Date());
-  const row = await deps.knex.transaction((trx) =>
+  // the scope's (gated) knex: the tenant's database after its cutover (issue 15 item 4)
+  const row = await scope.knex.transaction((trx) =>
     enqueueChatMessage(
       trx,
       {
@@ -183,7 +184,7 @@ export async function testGroup(
         userId: actor.userId,
         manual: true,
       },
-      { redis: deps.redis, queues: deps.queues, config: (t) => loadChatSendConfig(deps.knex, deps.appKey, t) },
+      { redis: deps.redis, queues: deps.queues, config: (t) => loadChatSendConfig(deps.knex, deps.appKey, t, scope) },
     ),
   );
   await row.job;

@@ -81,7 +81,15 @@ export const wabotInboundRoutes: AnyWebRoute[] = [
     },
     async handler(ctx) {
       const at = found.get(ctx)!;
-      await receiveInbound(ctx.deps.knex, ctx.deps.config.appKey, at, ctx.state.query.account, ctx.request.body);
+      await receiveInbound(
+        ctx.deps.knex,
+        ctx.deps.config.appKey,
+        at,
+        ctx.state.query.account,
+        ctx.request.body,
+        undefined,
+        ctx.state.scope,
+      );
       ctx.body = { ok: true };
     },
   }),

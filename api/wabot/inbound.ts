@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { TenantScope } from '../../db/tenant-scope.js';
+import type { TenantScope } from '../../db/tenant-scope.js';
+import { tenantScopeOf } from '../../db/tenant-routing.js';
 import { WabotSetting } from '../../db/models/index.js';
 import { webhookKeyMatches } from '../../db/wabot-secrets.js';
 import { publishEvent } from '../events/service.js';
@@ -58,7 +59,8 @@ export async function authenticateInbound(
         .first()
     : undefined;
   if (!tenant) throw new NotFound('Tenant');
-  const settings = await new TenantScope(knex, tenant.id).query(WabotSetting).first();
+  // the tenant's database after its cutover (issue 15 item 4)
+  const settings = await (await tenantScopeOf(knex, tenant.id, appKey)).query(WabotSetting).first();
   const ok =
     typeof key === 'string' &&
     key.length > 0 &&
@@ -102,8 +104,11 @@ export async function receiveInbound(
   accountId: string | undefined,
   body: unknown,
   clock: Clock = systemClock,
+  routed?: TenantScope,
 ): Promise<InboundResult> {
-  const config = await loadChatSendConfig(knex, appKey, at.tenant.id);
+  // the tenant's database after its cutover (issue 15 item 4): the route's scope, else a fresh one
+  const tenantScope = routed ?? (await tenantScopeOf(knex, at.tenant.id, appKey));
+  const config = await loadChatSendConfig(knex, appKey, at.tenant.id, tenantScope);
   const accounts = config?.accounts ?? [];
   const record = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   let fixed: SendAccount | undefined;
@@ -131,8 +136,8 @@ export async function receiveInbound(
     receipts: 0,
   };
   const now = clock.now();
-  await knex.transaction(async (trx) => {
-    const scope = new TenantScope(trx, at.tenant.id);
+  await tenantScope.knex.transaction(async (trx) => {
+    const scope = tenantScope.withTransaction(trx);
     for (const item of parsed.items) {
       const account = fixed ?? pickAccount(candidates, 'accountRef' in item ? item.accountRef : null, cc);
       result.account_id = account.id;

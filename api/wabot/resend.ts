@@ -53,7 +53,7 @@ export class ResendQueued extends AppError {
  *   Redis does not answer the routing
  */
 export async function resendMessage(scope: TenantScope, actor: Actor, id: number, deps: ResendDeps) {
-  const config = await loadChatSendConfig(scope.knex, deps.appKey, scope.tenantId);
+  const config = await loadChatSendConfig(scope.shared?.knex ?? scope.knex, deps.appKey, scope.tenantId, scope);
   const made = await scope.knex.transaction(async (trx) => {
     const s = scope.withTransaction(trx);
     const row = await s.query(CommunicationMessage).findById(id).whereNull('deleted_at').forUpdate();

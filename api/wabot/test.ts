@@ -91,7 +91,7 @@ export async function testWabot(
   input: WabotTestInput,
   deps: WabotTestDeps,
 ): Promise<CheckAnswer | SendAnswer> {
-  const config = await loadChatSendConfig(scope.knex, deps.appKey, scope.tenantId);
+  const config = await loadChatSendConfig(scope.shared?.knex ?? scope.knex, deps.appKey, scope.tenantId, scope);
   if (!config)
     throw unprocessable('provider', 'No chat-bot configuration is saved: save it first (PUT /api/wabot/config).');
   const accountId = input.account_id?.trim() || null;

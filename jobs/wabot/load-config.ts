@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { TenantScope } from '../../db/tenant-scope.js';
+import type { TenantScope } from '../../db/tenant-scope.js';
+import { tenantScopeOf } from '../../db/tenant-routing.js';
 import { WabotAccount, WabotSetting } from '../../db/models/index.js';
 import { openWabotAccount, openWabotSetting } from '../../db/wabot-secrets.js';
 import { DEFAULT_CALLING_CODE } from '../adapters/chat-providers/phone.js';
@@ -41,9 +42,12 @@ export function poolVersionOf(accounts: readonly Pick<SendAccount, 'id' | 'enabl
  * wa_token, wa_secret_key and settings.base_url form the account `default` (enabled, weight 1,
  * label '') with the settings' limits; with accounts, only they send and an account's missing limit
  * is the settings' one. wa_number is the default recipient.
- * @param knex the process knex (or a transaction)
- * @param appKey the 32-byte APP_KEY; needed only when a secret is stored
+ * @param knex the shared database (the process knex or a transaction of it): the tenants row
+ * @param appKey the 32-byte APP_KEY; needed only when a secret is stored (and to reach a cut-over
+ *   tenant's database)
  * @param tenantId the tenant
+ * @param scope the tenant's routed scope (a request's); default a job scope of tenantScopeOf, so the
+ *   wabot tables are read in the tenant's database after its cutover (issue 15 item 4)
  * @returns the configuration, or null when the tenant has saved none
  * @throws Error when a secret is stored but appKey is missing or does not open it (a configuration fault)
  */
@@ -51,8 +55,9 @@ export async function loadChatSendConfig(
   knex: Knex | Knex.Transaction,
   appKey: Buffer | undefined,
   tenantId: number,
+  scope?: TenantScope,
 ): Promise<ChatSendConfig | null> {
-  const scope = new TenantScope(knex, tenantId);
+  scope ??= await tenantScopeOf(knex as Knex, tenantId, appKey, 'job');
   const s = await scope.query(WabotSetting).first();
   if (!s) return null;
   const rows = await scope.query(WabotAccount).orderBy('position').orderBy('id');
