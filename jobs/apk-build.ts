@@ -2,7 +2,7 @@ import type { Job, JobsOptions, Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import { addOrUnavailable, DEFAULT_JOB_OPTIONS, safeJobId, type JobLike } from './queues.js';
 import { jobDeps } from './deps.js';
-import { TenantScope } from '../db/tenant-scope.js';
+import { tenantScopeOf } from '../db/tenant-routing.js';
 import { runBuild, type BuildOutcome } from './apk/processor.js';
 
 /**
@@ -79,7 +79,9 @@ export async function process(
  */
 export async function failOrphanedBuild(knex: Knex, data: Partial<ApkBuildData>, reason: string): Promise<boolean> {
   if (!data.build_id || !data.tenant_id) return false;
-  const n = await new TenantScope(knex, data.tenant_id)
+  // the tenant's database after its cutover (issue 15 item 4)
+  const scope = await tenantScopeOf(knex, data.tenant_id, jobDeps().appKey, 'job');
+  const n = await scope
     .table('apk_builds')
     .where({ id: data.build_id })
     .whereIn('status', ['queued', 'running'])

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { forEachTenantDatabase, tenantScopeOf } from '../db/tenant-routing.js';
 import type { Job, Queue } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import { addOrUnavailable, DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type JobSchedulerDef } from './queues.js';
@@ -134,7 +136,9 @@ export async function process(
 ): Promise<SyncStatusResult | DeviceJobResult | TickResult> {
   if (job.name === TICK_JOB) return tick(job);
   const tenantId = tenantOf(job.data);
-  const { knex } = jobDeps();
+  const { knex: shared, appKey } = jobDeps();
+  // the tenant's database after its cutover (issue 15 item 4), read fresh per run
+  const knex = (await tenantScopeOf(shared, tenantId, appKey, 'job')).knex as Knex;
   const config = await configOf(tenantId);
   if (job.name === DEVICE_JOB) {
     const data = await syncDeviceStatus(knex, config, tenantId, options(signal));
@@ -148,33 +152,46 @@ export async function process(
   return result;
 }
 
-/** Tenants with an enabled wablas account, not in demo mode, module wabot on (ids only). */
+/**
+ * Tenants with an enabled wablas account, not in demo mode, module wabot on (ids only): the
+ * settings of the shared database without the cut-over tenants, then each cut-over tenant's
+ * database (issue 15 item 4); demo_mode and modules from the shared tenants rows.
+ */
 async function dueTenants(): Promise<number[]> {
-  const { knex } = jobDeps();
-  const rows: { tenant_id: number }[] = await knex('wabot_settings as s')
-    .join('tenants as t', 't.id', 's.tenant_id')
-    .where('t.demo_mode', false)
-    .whereRaw(`t.modules @> '["wabot"]'::jsonb`)
-    .where((w) =>
-      w
-        .whereExists((e) =>
-          e
-            .select(knex.raw('1'))
-            .from('wabot_accounts as a')
-            .whereRaw('a.tenant_id = s.tenant_id')
-            .where({ 'a.provider': 'wablas', 'a.enabled': true }),
-        )
-        .orWhere((o) =>
-          o
-            .where('s.provider', 'wablas')
-            .whereNotExists((e) =>
-              e.select(knex.raw('1')).from('wabot_accounts as a').whereRaw('a.tenant_id = s.tenant_id'),
-            ),
-        ),
-    )
-    .orderBy('s.tenant_id')
-    .select('s.tenant_id');
-  return rows.map((r) => Number(r.tenant_id));
+  const { knex: shared, appKey } = jobDeps();
+  const found: number[] = [];
+  await forEachTenantDatabase(shared, appKey, async ({ knex, excludeTenantIds }) => {
+    const rows: { tenant_id: number }[] = await knex('wabot_settings as s')
+      .whereNotIn('s.tenant_id', excludeTenantIds)
+      .where((w) =>
+        w
+          .whereExists((e) =>
+            e
+              .select(knex.raw('1'))
+              .from('wabot_accounts as a')
+              .whereRaw('a.tenant_id = s.tenant_id')
+              .where({ 'a.provider': 'wablas', 'a.enabled': true }),
+          )
+          .orWhere((o) =>
+            o
+              .where('s.provider', 'wablas')
+              .whereNotExists((e) =>
+                e.select(knex.raw('1')).from('wabot_accounts as a').whereRaw('a.tenant_id = s.tenant_id'),
+              ),
+          ),
+      )
+      .select('s.tenant_id');
+    found.push(...rows.map((r) => Number(r.tenant_id)));
+  });
+  if (!found.length) return [];
+  const ids: number[] = (
+    await shared('tenants')
+      .whereIn('id', found)
+      .where('demo_mode', false)
+      .whereRaw(`modules @> '["wabot"]'::jsonb`)
+      .pluck('id')
+  ).map(Number);
+  return ids.sort((x, y) => x - y);
 }
 
 async function tick(job: JobLike<unknown>): Promise<TickResult> {

@@ -1,4 +1,6 @@
 import type { Queue } from 'bullmq';
+import type { Knex } from 'knex';
+import { tenantScopeOf } from '../db/tenant-routing.js';
 import { UnrecoverableError } from 'bullmq';
 import { addOrUnavailable, DEFAULT_JOB_OPTIONS, safeJobId, type JobLike } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
@@ -74,8 +76,9 @@ export async function process(
   if (!Number.isSafeInteger(tenantId) || !accountId || !base)
     throw new UnrecoverableError('wabot-webhook-register: bad job data');
   const tenant = await d.knex('tenants').where({ id: tenantId }).first('slug', 'demo_mode');
-  const setting = await d
-    .knex('wabot_settings')
+  // the wabot tables in the tenant's database after its cutover (issue 15 item 4)
+  const tk = (await tenantScopeOf(d.knex, tenantId, d.appKey, 'job')).knex as Knex;
+  const setting = await tk('wabot_settings')
     .where({ tenant_id: tenantId })
     .first('webhook_secret_enc', 'webhook_auto_register');
   const skip = async (reason: string) => {
@@ -99,11 +102,11 @@ export async function process(
   });
   const now = jobClock().now();
   if (r.status === 'failed' && r.transient) {
-    await storeWebhookState(d.knex, tenantId, accountId, 'failed', `${r.error} (retrying)`, now);
+    await storeWebhookState(tk, tenantId, accountId, 'failed', `${r.error} (retrying)`, now);
     await job.log(`transient failure, retrying: ${r.error}`);
     throw new Error(`wabot-webhook-register: ${r.error}`);
   }
-  await storeWebhookState(d.knex, tenantId, accountId, r.status, r.error, now);
+  await storeWebhookState(tk, tenantId, accountId, r.status, r.error, now);
   await job.log(`${account.provider} ${accountId}: ${r.status}${r.error ? ` (${r.error})` : ''}`);
   return r;
 }

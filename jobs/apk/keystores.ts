@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { UniqueViolationError } from 'objection';
 import { ApkKeystore } from '../../db/models/index.js';
 import { TenantScope } from '../../db/tenant-scope.js';
+import { tenantScopeOf } from '../../db/tenant-routing.js';
 import { openKeystore, sealKeystore } from '../../db/apk-keystore-secrets.js';
 import { systemClock, type Clock } from '../../lib/clock.js';
 import { recordAudit } from '../../api/audit-logs/service.js';
@@ -99,6 +100,7 @@ function debugKeystore(scope: TenantScope) {
  * @throws KeytoolFailed when keytool cannot run; Error when APP_KEY is missing
  */
 export async function ensureDebugKeystore(
+  /** the tenant's (routed) knex: tenantScopeOf(...).knex */
   knex: Knex,
   appKey: Buffer,
   tenantId: number,
@@ -164,9 +166,11 @@ export async function ensureDebugKeystore(
  * @param opts keytool location and the clock of generated debug keys
  */
 export function createApkSigningSource(knex: Knex, appKey: Buffer, opts: KeystoreStoreOptions = {}): ApkSigningSource {
+  /** The tenant's scope: its database after its cutover (issue 15 item 4), read fresh per call. */
+  const scopeOf = (tenantId: number) => tenantScopeOf(knex, tenantId, appKey, 'job');
   return {
     async hasReleaseKeystore(tenantId: number, appType: ApkAppType): Promise<boolean> {
-      return !!(await releaseKeystore(new TenantScope(knex, tenantId), appType));
+      return !!(await releaseKeystore(await scopeOf(tenantId), appType));
     },
 
     async writeKeystore(
@@ -178,12 +182,12 @@ export function createApkSigningSource(knex: Knex, appKey: Buffer, opts: Keystor
       let row: ApkKeystore;
       let slot: string;
       if (buildType === 'release') {
-        const found = await releaseKeystore(new TenantScope(knex, tenantId), appType);
+        const found = await releaseKeystore(await scopeOf(tenantId), appType);
         if (!found) throw new MissingKeystoreError(appType);
         row = found;
         slot = appType;
       } else {
-        row = await ensureDebugKeystore(knex, appKey, tenantId, opts);
+        row = await ensureDebugKeystore((await scopeOf(tenantId)).knex as Knex, appKey, tenantId, opts);
         slot = 'debug';
       }
       const secret = openKeystore(appKey, tenantId, slot, row.secret_enc);

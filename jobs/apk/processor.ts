@@ -4,7 +4,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { UnrecoverableError } from 'bullmq';
-import { TenantScope } from '../../db/tenant-scope.js';
+import type { TenantScope } from '../../db/tenant-scope.js';
+import { tenantScopeOf } from '../../db/tenant-routing.js';
 import { searchPath } from '../../lib/config.js';
 import type { Storage } from '../../lib/storage/index.js';
 import type { JobDeps } from '../deps.js';
@@ -76,7 +77,8 @@ export async function runBuild(
   const storage = deps.storage;
   const opts: ApkBuildOptions = deps.apkBuild ?? { toolchain: { mode: 'auto' } };
   const runId = randomUUID();
-  const scope = new TenantScope(knex, tenantId);
+  // the tenant's database after its cutover (issue 15 item 4); `knex` stays the shared one (tenants)
+  const scope = await tenantScopeOf(knex, tenantId, deps.appKey, 'job');
   const row = await claim(scope, buildId, runId);
   if (!row) {
     const current = await scope.table('apk_builds').where({ id: buildId }).first('status');

@@ -1,5 +1,6 @@
 import { DelayedError, UnrecoverableError, type JobsOptions } from 'bullmq';
 import type { Knex } from 'knex';
+import { tenantScopeOf } from '../../db/tenant-routing.js';
 import { jobClock, jobDeps } from '../deps.js';
 import type { JobLike } from '../queues.js';
 import { getChatProvider, type Classification, type RecipientKind } from '../adapters/chat-providers/index.js';
@@ -106,10 +107,12 @@ const AVAILABLE_AT_SLACK_MS = 1000;
  */
 export async function sendMessage(job: SendJob, token?: string, signal?: AbortSignal): Promise<WabotSendResult> {
   const deps = jobDeps();
-  const { knex } = deps;
   const d = job.data ?? ({} as WabotSendData);
   if (!d.tenant_id || !d.message_id) throw new UnrecoverableError('wabot-send: a send needs tenant_id and message_id');
-  const row = await loadRow(knex, d);
+  // the outbox row in the tenant's database after its cutover (issue 15 item 4); the tenant's
+  // demo flag from the shared tenants row
+  const knex = (await tenantScopeOf(deps.knex, d.tenant_id, deps.appKey, 'job')).knex as Knex;
+  const row = await loadRow(deps.knex, knex, d);
   const skipped: WabotSendResult = {
     kind: 'send',
     message_id: d.message_id,
@@ -205,9 +208,10 @@ export async function sendMessage(job: SendJob, token?: string, signal?: AbortSi
 }
 
 /** The row with its tenant's demo flag, or undefined. */
-async function loadRow(knex: Knex, d: WabotSendData): Promise<SendRow | undefined> {
-  return knex('communication_messages as m')
-    .join('tenants as t', 't.id', 'm.tenant_id')
+async function loadRow(shared: Knex, knex: Knex, d: WabotSendData): Promise<SendRow | undefined> {
+  const tenant = await shared('tenants').where({ id: d.tenant_id }).first('demo_mode');
+  if (!tenant) return undefined;
+  const row: Omit<SendRow, 'demo_mode'> | undefined = await knex('communication_messages as m')
     .where({ 'm.id': d.message_id, 'm.tenant_id': d.tenant_id })
     .first(
       'm.id',
@@ -223,8 +227,8 @@ async function loadRow(knex: Knex, d: WabotSendData): Promise<SendRow | undefine
       'm.manual',
       'm.send_started_at',
       'm.available_at',
-      't.demo_mode',
     );
+  return row && ({ ...row, demo_mode: tenant.demo_mode } as SendRow);
 }
 
 /** Acts on the provider's classification (step 5 of the file comment). */
