@@ -1,5 +1,6 @@
 import type { JobsOptions } from 'bullmq';
 import type { Knex } from 'knex';
+import { forEachTenantDatabase } from '../db/tenant-routing.js';
 import { DEFAULT_JOB_OPTIONS, type JobLike, type JobSchedulerDef, type Queues } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
 import type { Clock } from '../lib/clock.js';
@@ -98,30 +99,16 @@ export async function process(
 const ACTIVE = `status IN ('open', 'inprogress')`;
 const MISSING_DUE = `(response_due_at IS NULL OR resolution_due_at IS NULL)`;
 const BREACHED = `(resolution_due_at < ? OR (response_due_at < ? AND (responded_at IS NULL OR responded_at > response_due_at)))`;
-const TENANT = `(?::int IS NULL OR tenant_id = ?::int)`;
+const TENANT = `(?::int IS NULL OR tenant_id = ?::int) AND tenant_id <> ALL(?::int[])`;
 
 async function scan(
-  knex: Knex,
+  shared: Knex,
   clock: Clock,
   job: JobLike<TicketSlaData>,
   signal?: AbortSignal,
 ): Promise<TicketSlaResult> {
   const tenantId = job.data?.tenant_id ?? null;
   const asOf = clock.now();
-  // Cross-tenant on purpose (platform job, see the file comment).
-  const {
-    rows: [counts],
-  } = await knex.raw(
-    `SELECT count(*) FILTER (WHERE ${MISSING_DUE})::int AS missing,
-            count(*) FILTER (WHERE NOT sla_breached AND ${BREACHED})::int AS breaching
-     FROM tickets WHERE ${ACTIVE} AND ${TENANT}`,
-    [asOf, asOf, tenantId, tenantId],
-  );
-  const total = counts.missing + counts.breaching;
-  await job.log(
-    `as of ${asOf.toISOString()}: ${counts.missing} active ticket(s) without due dates, ${counts.breaching} past due and not flagged`,
-  );
-
   const perTenant: TicketSlaResult['tenants'] = {};
   const bump = (tid: number, key: 'due_dates_set' | 'breached') => {
     (perTenant[String(tid)] ??= { due_dates_set: 0, breached: 0 })[key] += 1;
@@ -129,68 +116,96 @@ async function scan(
   const changedIds = new Set<number>();
   const settingsCache = new Map<number, Record<string, unknown>>();
   let done = 0;
+  // Cross-tenant on purpose (platform job, see the file comment): the shared database without the
+  // cut-over tenants, then each cut-over tenant's database (issue 15 item 4); tenants.settings and
+  // slugs from the shared database
+  const failed: number[] = [];
+  await forEachTenantDatabase(
+    shared,
+    jobDeps().appKey,
+    async (target) => {
+      if (target.tenantId !== null && tenantId !== null && target.tenantId !== tenantId) return;
+      const knex = target.knex;
+      const exclude = `{${target.excludeTenantIds.map(Number).join(',')}}`;
+      const {
+        rows: [counts],
+      } = await knex.raw(
+        `SELECT count(*) FILTER (WHERE ${MISSING_DUE})::int AS missing,
+                count(*) FILTER (WHERE NOT sla_breached AND ${BREACHED})::int AS breaching
+         FROM tickets WHERE ${ACTIVE} AND ${TENANT}`,
+        [asOf, asOf, tenantId, tenantId, exclude],
+      );
+      const total = done + counts.missing + counts.breaching;
+      const db = target.tenantId === null ? 'shared database' : `tenant ${target.tenantId}'s database`;
+      await job.log(
+        `as of ${asOf.toISOString()} (${db}): ${counts.missing} active ticket(s) without due dates, ${counts.breaching} past due and not flagged`,
+      );
 
-  // Step 1: due dates for active tickets that have none.
-  for (;;) {
-    throwIfAborted(signal, done);
-    const filled = await knex.transaction(async (trx) => {
-      const { rows } = await trx.raw(
-        `SELECT id, tenant_id, priority, created_at FROM tickets
+      // Step 1: due dates for active tickets that have none.
+      for (;;) {
+        throwIfAborted(signal, done);
+        const filled = await knex.transaction(async (trx) => {
+          const { rows } = await trx.raw(
+            `SELECT id, tenant_id, priority, created_at FROM tickets
          WHERE ${ACTIVE} AND ${MISSING_DUE} AND ${TENANT}
          ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
-        [tenantId, tenantId, SCAN_BATCH_SIZE],
-      );
-      const batch = rows as { id: number; tenant_id: number; priority: Priority; created_at: Date }[];
-      if (!batch.length) return batch;
-      await loadSettings(
-        trx,
-        settingsCache,
-        batch.map((r) => r.tenant_id),
-      );
-      const values: Knex.RawBinding[] = [];
-      for (const r of batch) {
-        const d = dueDates(settingsCache.get(r.tenant_id) ?? {}, r.priority, new Date(r.created_at));
-        values.push(r.id, d.response_due_at, d.resolution_due_at);
-      }
-      await trx.raw(
-        `UPDATE tickets AS t SET response_due_at = coalesce(t.response_due_at, v.r), resolution_due_at = coalesce(t.resolution_due_at, v.s), updated_at = now()
+            [tenantId, tenantId, exclude, SCAN_BATCH_SIZE],
+          );
+          const batch = rows as { id: number; tenant_id: number; priority: Priority; created_at: Date }[];
+          if (!batch.length) return batch;
+          await loadSettings(
+            shared,
+            settingsCache,
+            batch.map((r) => r.tenant_id),
+          );
+          const values: Knex.RawBinding[] = [];
+          for (const r of batch) {
+            const d = dueDates(settingsCache.get(r.tenant_id) ?? {}, r.priority, new Date(r.created_at));
+            values.push(r.id, d.response_due_at, d.resolution_due_at);
+          }
+          await trx.raw(
+            `UPDATE tickets AS t SET response_due_at = coalesce(t.response_due_at, v.r), resolution_due_at = coalesce(t.resolution_due_at, v.s), updated_at = now()
          FROM (VALUES ${batch.map(() => '(?::int, ?::timestamptz, ?::timestamptz)').join(', ')}) AS v(id, r, s)
          WHERE t.id = v.id`,
-        values,
-      );
-      return batch;
-    });
-    for (const r of filled) {
-      bump(r.tenant_id, 'due_dates_set');
-      changedIds.add(r.id);
-    }
-    done += filled.length;
-    await reportProgress(job, done, total);
-    if (filled.length < SCAN_BATCH_SIZE) break;
-  }
+            values,
+          );
+          return batch;
+        });
+        for (const r of filled) {
+          bump(r.tenant_id, 'due_dates_set');
+          changedIds.add(r.id);
+        }
+        done += filled.length;
+        await reportProgress(job, done, total);
+        if (filled.length < SCAN_BATCH_SIZE) break;
+      }
 
-  // Step 2: flag breaches (includes tickets whose due dates step 1 just set in the past).
-  for (;;) {
-    throwIfAborted(signal, done);
-    const { rows } = await knex.raw(
-      `UPDATE tickets AS t SET sla_breached = true, updated_at = now()
+      // Step 2: flag breaches (includes tickets whose due dates step 1 just set in the past).
+      for (;;) {
+        throwIfAborted(signal, done);
+        const { rows } = await knex.raw(
+          `UPDATE tickets AS t SET sla_breached = true, updated_at = now()
        WHERE t.sla_breached = false AND t.id IN (
          SELECT id FROM tickets
          WHERE ${ACTIVE} AND sla_breached = false AND ${BREACHED} AND ${TENANT}
          ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)
        RETURNING t.id, t.tenant_id`,
-      [asOf, asOf, tenantId, tenantId, SCAN_BATCH_SIZE],
-    );
-    for (const r of rows as { id: number; tenant_id: number }[]) {
-      bump(r.tenant_id, 'breached');
-      changedIds.add(r.id);
-    }
-    done += rows.length;
-    await reportProgress(job, done, total);
-    if (rows.length < SCAN_BATCH_SIZE) break;
-  }
+          [asOf, asOf, tenantId, tenantId, exclude, SCAN_BATCH_SIZE],
+        );
+        for (const r of rows as { id: number; tenant_id: number }[]) {
+          bump(r.tenant_id, 'breached');
+          changedIds.add(r.id);
+        }
+        done += rows.length;
+        await reportProgress(job, done, total);
+        if (rows.length < SCAN_BATCH_SIZE) break;
+      }
+    },
+    (id) => void failed.push(id),
+  );
+  for (const id of failed) await job.log(`tenant ${id}'s database could not be scanned`);
 
-  const slugs = await tenantSlugs(knex, Object.keys(perTenant).map(Number));
+  const slugs = await tenantSlugs(shared, Object.keys(perTenant).map(Number));
   const sum: Record<string, number> = {};
   for (const [id, c] of Object.entries(perTenant)) {
     tally(sum, 'due_dates_set', c.due_dates_set);
@@ -214,11 +229,7 @@ async function scan(
 }
 
 /** Loads tenants.settings for the ids not yet in the cache (a platform job: any tenant). */
-async function loadSettings(
-  trx: Knex.Transaction,
-  cache: Map<number, Record<string, unknown>>,
-  ids: number[],
-): Promise<void> {
+async function loadSettings(trx: Knex, cache: Map<number, Record<string, unknown>>, ids: number[]): Promise<void> {
   const missing = [...new Set(ids)].filter((id) => !cache.has(id));
   if (!missing.length) return;
   const rows: { id: number; settings: Record<string, unknown> | null }[] = await trx('tenants')
