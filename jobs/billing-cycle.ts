@@ -227,7 +227,7 @@ async function execute(
     await job.updateProgress(100);
     return result('done', run);
   }
-  const scope = new TenantScope(knex, run.tenant_id);
+  const scope = new TenantScope(knex, run.tenant_id); // knex: the routed knex of the caller
   const clock = jobClock();
   const rows = () => scope.table('billing_runs').where({ id: run.id });
   await rows().update({ status: 'running', started_at: clock.now(), finished_at: null, error: null });
@@ -239,6 +239,7 @@ async function execute(
   try {
     counts = await runBilling(knex, {
       tenantId: run.tenant_id,
+      sharedKnex: jobDeps().knex,
       asOf: run.as_of,
       runId: run.id,
       now: clock.now(),

@@ -1,3 +1,4 @@
+import { forEachTenantDatabase } from '../../db/tenant-routing.js';
 import { webRoute, type AnyWebRoute } from '../http/web-route.js';
 import type { Input } from '../http/route.js';
 import type { AppContext } from '../context.js';
@@ -103,10 +104,15 @@ async function createAccount(ctx: AppContext, id: number, body: { local_part?: s
     const local = (body.local_part ?? `${slug}.${String(customer.code)}`).toLowerCase();
     if (!new RegExp(LOCAL).test(local)) throw new ValidationFailed({ local_part: ['Not a valid mailbox name.'] });
     const address = `${local}@${await mailDomainOf(ctx, scope.tenantId)}`;
-    const taken = await ctx.deps
-      .knex('customer_mailboxes')
-      .whereRaw('lower(address) = lower(?)', [address])
-      .first('id');
+    // addresses are unique across tenants: every database holding customer_mailboxes is asked (the
+    // shared one without the cut-over tenants, then each cut-over tenant's; issue 15 item 4)
+    let taken = false;
+    await forEachTenantDatabase(ctx.deps.knex, appKey, async (t) => {
+      if (taken) return;
+      const q = t.knex('customer_mailboxes').whereRaw('lower(address) = lower(?)', [address]);
+      if (t.excludeTenantIds.length) q.whereNotIn('tenant_id', t.excludeTenantIds);
+      taken = !!(await q.first('id'));
+    });
     if (taken) throw new ValidationFailed({ local_part: [`${address} is taken.`] });
     const password = generateMailboxPassword();
     try {

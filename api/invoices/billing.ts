@@ -43,6 +43,12 @@ export interface BillingCounts {
 /** Options of runBilling. */
 export interface RunBillingOptions {
   tenantId: number;
+  /**
+   * The shared database, where the tenants row (time zone, due days) is read when `knex` is a
+   * cut-over tenant's routed knex (issue 15 item 4: its database keeps only a copy of that row
+   * from the cutover). Default `knex`.
+   */
+  sharedKnex?: Knex;
   /** The day billed, 'YYYY-MM-DD' in the tenant's time zone (2000-01-01 .. 9999-10-31). */
   asOf: string;
   /** billing_runs.id: stored on the invoices; its counts are updated after every batch. */
@@ -183,7 +189,7 @@ export async function customersToConsider(knex: Knex | Knex.Transaction, tenantI
  *   rolled back); Error when the tenant does not exist; database errors
  */
 export async function runBilling(knex: Knex | Knex.Transaction, opts: RunBillingOptions): Promise<BillingCounts> {
-  const tenant = await Tenant.query(knex as Knex).findById(opts.tenantId);
+  const tenant = await Tenant.query((opts.sharedKnex ?? knex) as Knex).findById(opts.tenantId);
   if (!tenant) throw new Error(`tenant ${opts.tenantId} does not exist`);
   const { timezone, invoice_due_days: dueDays } = settingsOf(tenant);
   const size = opts.batchSize ?? BILLING_BATCH_SIZE;
