@@ -1,4 +1,6 @@
 import type { AppContext } from '../context.js';
+import { TenantScope } from '../../db/tenant-scope.js';
+import { mirrorRole } from '../../db/tenant-routing.js';
 import { webRoute, type AnyWebRoute } from '../http/web-route.js';
 import type { Input } from '../http/route.js';
 import { idParams } from '../shared/schemas.js';
@@ -13,6 +15,15 @@ import {
   type RoleInput,
   type RoleListQuery,
 } from './service.js';
+
+/**
+ * Roles are identity rows: they stay in the shared database after a tenant's cutover (issue 15
+ * item 4), like users (api/users/routes.ts), so these routes use a shared-database scope and a
+ * write also updates the role's copy in a cut-over tenant's database (mirrorRole).
+ */
+const rolesScope = (ctx: AppContext) => new TenantScope(ctx.deps.knex, ctx.state.scope!.tenantId);
+const mirror = (ctx: AppContext, id: number) =>
+  mirrorRole(ctx.deps.knex, ctx.state.scope!.tenantId, id, ctx.deps.config.appKey);
 
 /** Guards every role route shares: a login token of a tenant user holding users.manage. */
 const base = { tag: 'roles', auth: 'login', tenant: true, permission: 'users.manage' } as const;
@@ -39,7 +50,7 @@ export const roleRoutes: AnyWebRoute[] = [
     summary: "List the built-in roles, then the tenant's custom roles; filter search (name)",
     responses: { 200: { description: 'Page of roles', schema: roleList } },
     async handler(ctx) {
-      ctx.body = await listRoles(ctx.state.scope!, ctx.state.query);
+      ctx.body = await listRoles(rolesScope(ctx), ctx.state.query);
     },
   }),
   webRoute<Input, Record<string, never>, Required<RoleInput>>({
@@ -56,7 +67,9 @@ export const roleRoutes: AnyWebRoute[] = [
     },
     async handler(ctx) {
       ctx.status = 201;
-      ctx.body = { data: await createRole(ctx.state.scope!, accessActor(ctx), ctx.state.body) };
+      const data = await createRole(rolesScope(ctx), accessActor(ctx), ctx.state.body);
+      await mirror(ctx, data.id);
+      ctx.body = { data };
     },
   }),
   webRoute<{ id: number }>({
@@ -67,7 +80,7 @@ export const roleRoutes: AnyWebRoute[] = [
     summary: 'Show a role with its permissions and how many users of the tenant hold it',
     responses: { 200: { description: 'The role', schema: roleOne }, ...notFound },
     async handler(ctx) {
-      ctx.body = { data: await roleById(ctx.state.scope!, ctx.state.params.id) };
+      ctx.body = { data: await roleById(rolesScope(ctx), ctx.state.params.id) };
     },
   }),
   webRoute<{ id: number }, Record<string, never>, RoleInput>({
@@ -85,7 +98,9 @@ export const roleRoutes: AnyWebRoute[] = [
       409: { description: 'The name is taken' },
     },
     async handler(ctx) {
-      ctx.body = { data: await updateRole(ctx.state.scope!, accessActor(ctx), ctx.state.params.id, ctx.state.body) };
+      const data = await updateRole(rolesScope(ctx), accessActor(ctx), ctx.state.params.id, ctx.state.body);
+      await mirror(ctx, ctx.state.params.id);
+      ctx.body = { data };
     },
   }),
   webRoute<{ id: number }>({
@@ -104,7 +119,8 @@ export const roleRoutes: AnyWebRoute[] = [
       ...notFound,
     },
     async handler(ctx) {
-      const data = await deleteRole(ctx.state.scope!, accessActor(ctx), ctx.state.params.id);
+      const data = await deleteRole(rolesScope(ctx), accessActor(ctx), ctx.state.params.id);
+      await mirror(ctx, ctx.state.params.id);
       ctx.body = { message: 'Role deleted.', data };
     },
   }),

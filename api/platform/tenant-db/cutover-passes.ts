@@ -3,7 +3,7 @@ import { ident } from './state.js';
 import { TenantDbPermanentError } from './admin.js';
 import { columnList, copyPlan, rowExpr, type CopyTable } from './copy-plan.js';
 import { BATCH_SIZE } from './copy.js';
-import { IDENTITY_TABLES, MOVED_TABLES } from '../../../db/tenant-routing.js';
+import { IDENTITY_TABLES, MOVED_TABLES, PASSED_IDENTITY_TABLES } from '../../../db/tenant-routing.js';
 
 /**
  * The passes of a production cutover and its rollback (issue 15 items 3 and 5): make one database's
@@ -30,7 +30,8 @@ export type PassDirection = 'to_tenant' | 'to_shared';
  * @param knex the shared database (its catalog)
  */
 export async function passPlan(knex: Knex, direction: PassDirection): Promise<SyncTable[]> {
-  const plan = await copyPlan(knex, [...MOVED_TABLES, 'users']);
+  // to_tenant also keeps users and the role tables in step (PASSED_IDENTITY_TABLES); to_shared skips them
+  const plan = await copyPlan(knex, [...MOVED_TABLES, ...PASSED_IDENTITY_TABLES]);
   const pks = (
     await knex.raw<{ rows: { table_name: string; pk: string[]; serial: boolean }[] }>(
       `SELECT c.relname AS table_name,
