@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { ident } from './state.js';
 import { TenantDbPermanentError } from './admin.js';
-import { columnList, copyPlan, rowExpr, type CopyTable } from './copy-plan.js';
+import { columnList, copyPlan, rowExpr, whereOf, type CopyTable } from './copy-plan.js';
 import { BATCH_SIZE } from './copy.js';
 import { IDENTITY_TABLES, MOVED_TABLES, PASSED_IDENTITY_TABLES } from '../../../db/tenant-routing.js';
 
@@ -79,8 +79,8 @@ async function readBatch(
   const r = await k.raw<{ rows: Batch[] }>(
     `SELECT coalesce(json_agg(b ORDER BY ${pkList(t, 'b.')}), '[]')::text AS rows, count(*)::int AS n,
             (array_agg(json_build_array(${pkList(t, 'b.')}) ORDER BY ${desc(t)}))[1] AS last
-       FROM (SELECT ${cols} FROM ${ident(t.table)} WHERE ${t.filter}${cond} ORDER BY ${pkList(t)} LIMIT ?) b`,
-    [tenantId, ...((after ?? []) as Knex.Value[]), BATCH_SIZE],
+       FROM (SELECT ${cols} FROM ${ident(t.table)} WHERE ${whereOf(t, tenantId)}${cond} ORDER BY ${pkList(t)} LIMIT ?) b`,
+    [...((after ?? []) as Knex.Value[]), BATCH_SIZE],
   );
   return r.rows[0];
 }
@@ -174,8 +174,7 @@ export async function tableChecksum(k: Knex, t: SyncTable, tenantId: number): Pr
     const r = await trx.raw<{ rows: { n: number; sum: string }[] }>(
       `SELECT count(*)::int AS n,
               md5(coalesce(string_agg(md5(${rowExpr('x', t.columns)}::text), '' ORDER BY ${pkList(t, 'x.')}), '')) AS sum
-         FROM ${ident(t.table)} x WHERE ${t.filter}`,
-      [tenantId],
+         FROM ${ident(t.table)} x WHERE ${whereOf(t, tenantId)}`,
     );
     return { count: r.rows[0].n, sum: r.rows[0].sum };
   });

@@ -14,6 +14,7 @@ import * as invoiceOverdue from '../../../jobs/invoice-overdue.js';
 import * as eventDispatch from '../../../jobs/event-dispatch.js';
 import { configureTenantRouting, CUTOVER_LOCK_CLASS, migrateTenantDatabases } from '../../../db/tenant-routing.js';
 import * as idBlocks from '../../../jobs/tenant-db-id-blocks.js';
+import { jobsFollowDbMode } from './tenant-db-cutover-jobs.js';
 
 /**
  * Issue 15 items 3-5 on real PostgreSQL: after issue 14's pilot, schema and copy, changes in the
@@ -335,6 +336,9 @@ describe('tenant databases: production cutover and rollback', function () {
     expect(row.dispatched_at).to.be.an.instanceOf(Date);
   });
 
+  // issue 15 item 4: a job of each family and a role change on the cut-over tenant (one setup)
+  jobsFollowDbMode({ app: () => app, tenant: () => a, inTenantDb });
+
   it('a write waiting more than 5 s for the lock answers 503 tenant_db_cutover_in_progress', async () => {
     await tdb.query('BEGIN');
     try {
@@ -361,8 +365,11 @@ describe('tenant databases: production cutover and rollback', function () {
     const dry = await call('POST', 'tenant-db/rollback-production', { approval_id: approvalId, dry_run: true });
     expect(dry.status, dry.text).to.equal(200);
     const customers = dry.body.data.tables.find((t: { table: string }) => t.table === 'customers');
-    expect(customers).to.include({ to_insert: 3, to_update: 1, to_delete: 0 });
-    expect(dry.body.data.tables.map((t: { table: string }) => t.table)).to.not.include.members(['tenants', 'users']);
+    // 3 created by the API cases above, 1 by the customer-network-push case (tenant-db-cutover-jobs.ts)
+    expect(customers).to.include({ to_insert: 4, to_update: 1, to_delete: 0 });
+    const planned = dry.body.data.tables.map((t: { table: string }) => t.table);
+    for (const identity of ['tenants', 'users', 'roles', 'user_roles', 'role_permissions', 'permissions'])
+      expect(planned).to.not.include(identity);
     expect(await env.knex('tenant_db_runs').count('* as n').first()).to.deep.equal(runs);
     expect(await env.knex('platform_audit_log').count('* as n').first()).to.deep.equal(audits);
     expect((await env.knex('tenants').where({ id: a.tenant.id }).first()).db_mode).to.equal('tenant_db');
