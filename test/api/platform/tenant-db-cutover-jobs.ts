@@ -49,6 +49,7 @@ export function jobsFollowDbMode(t: CutOverTenant): void {
     const id = created.body.data.id;
     const [row] = await t.inTenantDb('SELECT network_version, pppoe_username FROM customers WHERE id = $1', [id]);
     const push = fakeJob({ tenant_id: a.tenant.id, customer_id: id, version: Number(row.network_version) });
+    // a fake Job with the members a push reads (data, log, updateProgress, attemptsMade, opts.attempts)
     const result = await customerNetwork.process({ ...push.job, attemptsMade: 0, opts: { attempts: 3 } } as never);
     expect(result).to.deep.include({ kind: 'push', outcome: 'synced', state: 'active' });
     const [pushed] = await t.inTenantDb('SELECT network_sync_status, network_nas_id FROM customers WHERE id = $1', [
@@ -97,6 +98,7 @@ export function jobsFollowDbMode(t: CutOverTenant): void {
     const queue = t.app().queues.get('wabot-send');
     try {
       const sweep = fakeJob({});
+      // a fake Job named as the sweep: the sweep reads name, log and updateProgress only
       const r = await wabotSend.process({ ...sweep.job, name: 'wabot-send-sweep' } as never);
       expect(r).to.deep.include({ kind: 'sweep' });
       expect((r as { tenants: Record<string, number> }).tenants[String(a.tenant.id)]).to.equal(1);
