@@ -1,5 +1,6 @@
 import type { JobsOptions } from 'bullmq';
 import type { Knex } from 'knex';
+import { forEachTenantDatabase } from '../db/tenant-routing.js';
 import { DEFAULT_JOB_OPTIONS, type JobLike, type JobSchedulerDef, type Queues } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
 import type { Storage } from '../lib/storage/index.js';
@@ -138,11 +139,12 @@ export async function process(
 ): Promise<ApkRetentionResult> {
   const deps = jobDeps();
   if (!deps.storage) throw new Error('apk-retention needs the storage driver (JobDeps.storage)');
-  return applyRetention(deps.knex, deps.storage, jobClock(), job, signal);
+  return applyRetention(deps.knex, deps.appKey, deps.storage, jobClock(), job, signal);
 }
 
 async function applyRetention(
-  knex: Knex,
+  shared: Knex,
+  appKey: Buffer | undefined,
   storage: Storage,
   clock: Clock,
   job: JobLike<ApkRetentionData>,
@@ -154,24 +156,42 @@ async function applyRetention(
   const tenants: Record<string, number> = {};
   let deleted = 0;
   let failed = 0;
-  let after = 0;
-  for (;;) {
-    throwIfAborted(signal, deleted);
-    const batch = await retentionCandidates(knex, keep, tenantId, after, RETENTION_BATCH_SIZE);
-    for (const b of batch) {
-      after = b.id;
-      try {
-        await storage.delete(b.storage_key);
-        await markDeleted(knex, b.id, clock.now());
-        tally(tenants, b.tenant_id);
-        deleted++;
-      } catch (e) {
-        failed++;
-        await job.log(`build ${b.id} (tenant ${b.tenant_id}, ${b.app_type}): file not deleted: ${(e as Error).name}`);
+  // the shared database without the cut-over tenants, then each cut-over tenant's database (issue
+  // 15 item 4): a cut-over tenant's builds are ranked where they are written
+  await forEachTenantDatabase(
+    shared,
+    appKey,
+    async (target) => {
+      if (target.tenantId !== null && tenantId !== null && target.tenantId !== tenantId) return;
+      const knex = target.knex;
+      let after = 0;
+      for (;;) {
+        throwIfAborted(signal, deleted);
+        const page = await retentionCandidates(knex, keep, tenantId, after, RETENTION_BATCH_SIZE);
+        const batch = page.filter((b) => !target.excludeTenantIds.includes(Number(b.tenant_id)));
+        if (page.length) after = page[page.length - 1].id;
+        const last = page.length;
+        for (const b of batch) {
+          try {
+            await storage.delete(b.storage_key);
+            await markDeleted(knex, b.id, clock.now());
+            tally(tenants, b.tenant_id);
+            deleted++;
+          } catch (e) {
+            failed++;
+            await job.log(
+              `build ${b.id} (tenant ${b.tenant_id}, ${b.app_type}): file not deleted: ${(e as Error).name}`,
+            );
+          }
+        }
+        if (last < RETENTION_BATCH_SIZE) break;
       }
-    }
-    if (batch.length < RETENTION_BATCH_SIZE) break;
-  }
+    },
+    (id) => {
+      failed += 1;
+      void job.log(`tenant ${id}'s database could not be scanned`);
+    },
+  );
   for (const [id, n] of Object.entries(tenants)) await job.log(`tenant ${id}: ${n} APK file(s) deleted`);
   await job.log(`done: kept the newest ${keep} successful builds per tenant and app type; ${deleted} file(s) deleted`);
   await job.updateProgress(100);

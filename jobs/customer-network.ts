@@ -1,3 +1,5 @@
+import type { Knex } from 'knex';
+import { forEachTenantDatabase } from '../db/tenant-routing.js';
 import { UnrecoverableError, type JobsOptions, type Queue } from 'bullmq';
 import { addOrUnavailable, DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type JobSchedulerDef } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
@@ -126,15 +128,21 @@ export async function process(
 
 /** The sweep (see the file comment). */
 async function sweep(job: JobLike<CustomerNetworkData>, signal?: AbortSignal): Promise<CustomerNetworkSweepResult> {
-  const { knex, queues } = jobDeps();
+  const { knex: shared, appKey, queues } = jobDeps();
   if (!queues) throw new UnrecoverableError('customer-network: the worker has no queue producers (JobDeps.queues)');
   const queue = queues.get(QUEUE);
   const now = jobClock().now();
   const cutoff = new Date(now.getTime() - PENDING_STALE_MS);
-  // Cross-tenant on purpose (platform job, see the file comment): ids only.
-  const stale = () =>
-    knex('customers').where('network_sync_status', 'pending').where('network_requested_at', '<', cutoff);
-  const total = Number((await stale().count<{ n: string }[]>({ n: '*' }).first())?.n ?? 0);
+  // Cross-tenant on purpose (platform job, see the file comment): ids only, on the shared database
+  // without the cut-over tenants, then on each cut-over tenant's database (issue 15 item 4).
+  const staleIn = (k: Knex, exclude: number[]) => () => {
+    const q = k('customers').where('network_sync_status', 'pending').where('network_requested_at', '<', cutoff);
+    return exclude.length ? q.whereNotIn('tenant_id', exclude) : q;
+  };
+  let total = 0;
+  await forEachTenantDatabase(shared, appKey, async (t) => {
+    total += Number((await staleIn(t.knex, t.excludeTenantIds)().count<{ n: string }[]>({ n: '*' }).first())?.n ?? 0);
+  });
   await job.log(`${total} pending network sync(s) asked for before ${cutoff.toISOString()}`);
   const result: CustomerNetworkSweepResult = {
     kind: 'sweep',
@@ -144,38 +152,47 @@ async function sweep(job: JobLike<CustomerNetworkData>, signal?: AbortSignal): P
     queued: 0,
     tenants: {},
   };
-  let lastId = 0;
-  for (;;) {
-    signal?.throwIfAborted();
-    const rows: { id: number; tenant_id: number; network_version: string }[] = await stale()
-      .where('id', '>', lastId)
-      .orderBy('id')
-      .limit(SCAN_BATCH_SIZE)
-      .select('id', 'tenant_id', 'network_version');
-    if (!rows.length) break;
-    for (const r of rows) {
-      const data = { tenant_id: r.tenant_id, customer_id: r.id, version: Number(r.network_version) };
-      const id = pushJobId(data.tenant_id, data.customer_id, data.version);
-      const existing = await queue.getJob(id);
-      const state = existing ? await existing.getState() : 'missing';
-      if (!existing || state === 'unknown' || state === 'missing') {
-        await queue.add(PUSH_JOB, data, { ...pushJobOptions, jobId: id });
-        result.enqueued += 1;
-      } else if (state === 'failed' || state === 'completed') {
-        await existing.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
-        result.retried += 1;
-      } else result.queued += 1;
-      tally(result.tenants, r.tenant_id);
-      await knex('customers')
-        .where({ id: r.id, network_sync_status: 'pending' })
-        .where('network_version', data.version)
-        .update({ network_requested_at: now });
-    }
-    result.stale += rows.length;
-    lastId = rows[rows.length - 1].id;
-    await reportProgress(job, result.stale, total);
-    if (rows.length < SCAN_BATCH_SIZE) break;
-  }
+  await forEachTenantDatabase(
+    shared,
+    appKey,
+    async (t) => {
+      const knex = t.knex;
+      const stale = staleIn(knex, t.excludeTenantIds);
+      let lastId = 0;
+      for (;;) {
+        signal?.throwIfAborted();
+        const rows: { id: number; tenant_id: number; network_version: string }[] = await stale()
+          .where('id', '>', lastId)
+          .orderBy('id')
+          .limit(SCAN_BATCH_SIZE)
+          .select('id', 'tenant_id', 'network_version');
+        if (!rows.length) break;
+        for (const r of rows) {
+          const data = { tenant_id: r.tenant_id, customer_id: r.id, version: Number(r.network_version) };
+          const id = pushJobId(data.tenant_id, data.customer_id, data.version);
+          const existing = await queue.getJob(id);
+          const state = existing ? await existing.getState() : 'missing';
+          if (!existing || state === 'unknown' || state === 'missing') {
+            await queue.add(PUSH_JOB, data, { ...pushJobOptions, jobId: id });
+            result.enqueued += 1;
+          } else if (state === 'failed' || state === 'completed') {
+            await existing.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
+            result.retried += 1;
+          } else result.queued += 1;
+          tally(result.tenants, r.tenant_id);
+          await knex('customers')
+            .where({ id: r.id, network_sync_status: 'pending' })
+            .where('network_version', data.version)
+            .update({ network_requested_at: now });
+        }
+        result.stale += rows.length;
+        lastId = rows[rows.length - 1].id;
+        await reportProgress(job, result.stale, total);
+        if (rows.length < SCAN_BATCH_SIZE) break;
+      }
+    },
+    (id) => void job.log(`tenant ${id}'s database could not be scanned`),
+  );
   for (const [tenantId, n] of Object.entries(result.tenants)) {
     await job.log(`tenant ${tenantId}: ${n} stale sync(s) re-requested`);
   }
