@@ -1,5 +1,6 @@
 import type { Job } from 'bullmq';
 import type { Knex } from 'knex';
+import { tenantScopeOf } from '../db/tenant-routing.js';
 import type { Storage } from '../lib/storage/index.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { inheritedEnv } from '../lib/config.js';
@@ -61,7 +62,7 @@ export function failureReason(err: Pick<Error, 'name' | 'message'>): string {
  * @param deps.knex the worker's knex; deps.storage its storage driver
  */
 export async function recordFailure(
-  deps: { knex: Knex; storage?: Storage; clock?: Clock },
+  deps: { knex: Knex; appKey?: Buffer; storage?: Storage; clock?: Clock },
   job: Pick<Job<Partial<ParseJobData & ApplyJobData>>, 'name' | 'data'>,
   err: Pick<Error, 'name' | 'message'>,
 ): Promise<void> {
@@ -71,7 +72,9 @@ export async function recordFailure(
   const id = job.name === PARSE_JOB ? previewId : importId;
   if (!id) return;
   const reason = job.name === PARSE_JOB ? failureReason(err) : 'the import could not be applied';
-  const open = () => deps.knex(table).where({ tenant_id: tenantId, id }).whereIn('status', ['queued', 'running']);
+  // the tenant's database after its cutover (issue 15 item 4)
+  const knex = (await tenantScopeOf(deps.knex, tenantId, deps.appKey, 'job')).knex as Knex;
+  const open = () => knex(table).where({ tenant_id: tenantId, id }).whereIn('status', ['queued', 'running']);
   if (job.name === PARSE_JOB && deps.storage) {
     // the upload goes first: once the run shows `failed`, nothing of it is left
     const row = await open().first<{ file_key: string | null } | undefined>('file_key');

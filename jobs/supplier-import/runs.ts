@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Knex } from 'knex';
+import { tenantScopeOf } from '../../db/tenant-routing.js';
 import type { Storage } from '../../lib/storage/index.js';
 import { systemClock, type Clock } from '../../lib/clock.js';
 import type { JobLike } from '../queues.js';
@@ -36,7 +37,10 @@ export interface ApplyJobData {
 
 /** What the runs use. */
 export interface RunDeps {
+  /** The shared database; a cut-over tenant's runs use its database (issue 15 item 4). */
   knex: Knex;
+  /** APP_KEY, to reach a cut-over tenant's database. */
+  appKey?: Buffer;
   /** Where the upload is stored (the `parse` job reads and then removes it). */
   storage?: Storage;
   /** finished_at (default systemClock). */
@@ -60,8 +64,9 @@ export type PreviewCounts = ReturnType<typeof countActions>;
  *   storage or database errors
  */
 export async function runParse(job: JobLike<ParseJobData>, deps: RunDeps): Promise<PreviewCounts | null> {
-  const { knex, storage } = deps;
+  const { storage } = deps;
   const { tenantId, supplierId, previewId } = job.data;
+  const knex = (await tenantScopeOf(deps.knex, tenantId, deps.appKey, 'job')).knex as Knex;
   const preview = await knex('supplier_import_previews')
     .where({ tenant_id: tenantId, id: previewId })
     .first<{ status: string; file_key: string | null } | undefined>('status', 'file_key');
@@ -118,8 +123,8 @@ export async function runApply(
   job: JobLike<ApplyJobData>,
   deps: RunDeps,
 ): Promise<{ created: number; updated: number; skipped: number } | null> {
-  const { knex } = deps;
   const { tenantId, supplierId, importId } = job.data;
+  const knex = (await tenantScopeOf(deps.knex, tenantId, deps.appKey, 'job')).knex as Knex;
   const run = await knex('supplier_imports')
     .where({ tenant_id: tenantId, id: importId })
     .first<

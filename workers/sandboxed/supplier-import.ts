@@ -36,7 +36,11 @@ function depsOnce(): RunDeps {
   if (deps) return deps;
   const config = loadConfig();
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required');
-  deps = { knex: createKnex(config.databaseUrl, { min: 0, max: 2 }), storage: createStorage(config.storage) };
+  deps = {
+    knex: createKnex(config.databaseUrl, { min: 0, max: 2 }),
+    appKey: config.appKey,
+    storage: createStorage(config.storage),
+  };
   return deps;
 }
 
