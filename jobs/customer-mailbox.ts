@@ -1,5 +1,6 @@
 import { UnrecoverableError, type Job, type Queue } from 'bullmq';
 import type { Knex } from 'knex';
+import { tenantScopeOf } from '../db/tenant-routing.js';
 import { open } from '../lib/crypto.js';
 import { PanelError } from './adapters/mail-panel/types.js';
 import { jobClock, jobDeps } from './deps.js';
@@ -18,6 +19,8 @@ export const QUEUE = 'customer-mailbox' as const;
 /** Job data: the customer_mailboxes row (never a password). */
 export interface CustomerMailboxData {
   mailbox_id: number;
+  /** The row's tenant (issue 15 item 4: its database after its cutover); absent in older jobs: shared. */
+  tenant_id?: number;
 }
 
 /** The job's answer: what happened at the panel. */
@@ -92,18 +95,25 @@ export async function process(job: Job<CustomerMailboxData>): Promise<CustomerMa
   if (!deps.appKey) throw new UnrecoverableError('customer-mailbox needs the APP_KEY');
   const rt = resolveRuntime(deps.knex, deps.appKey, deps.provisioning);
   const attempt = { n: job.attemptsMade + 1, of: job.opts.attempts ?? 1 };
-  return createCustomerMailbox(deps.knex, rt, deps.appKey, job.data.mailbox_id, attempt, jobClock().now());
+  // the row in the tenant's database after its cutover (issue 15 item 4)
+  const tenantId = Number(job.data.tenant_id);
+  const knex =
+    Number.isSafeInteger(tenantId) && tenantId > 0
+      ? ((await tenantScopeOf(deps.knex, tenantId, deps.appKey, 'job')).knex as Knex)
+      : deps.knex;
+  return createCustomerMailbox(knex, rt, deps.appKey, job.data.mailbox_id, attempt, jobClock().now());
 }
 
 /**
  * Enqueues the job (fixed id `cmb-{id}`: one per row).
+ * @param tenantId the row's tenant: the job then works in its database after its cutover (issue 15)
  * @throws QueueUnavailableError (503) when Redis cannot take it
  */
-export function enqueueCustomerMailbox(queue: Queue, id: number) {
+export function enqueueCustomerMailbox(queue: Queue, id: number, tenantId?: number) {
   return addOrUnavailable<CustomerMailboxData>(
     queue,
     'customer-mailbox',
-    { mailbox_id: id },
+    tenantId ? { mailbox_id: id, tenant_id: tenantId } : { mailbox_id: id },
     { ...DEFAULT_JOB_OPTIONS, jobId: `cmb-${id}`, attempts: 5 },
   );
 }

@@ -131,7 +131,7 @@ async function createAccount(ctx: AppContext, id: number, body: { local_part?: s
   }
   if (row.status === 'existed' || row.status === 'created') return [200, view(row, { created: false })] as const;
   const queue = ctx.deps.queues.get(QUEUE);
-  const job = await enqueueCustomerMailbox(queue, Number(row.id));
+  const job = await enqueueCustomerMailbox(queue, Number(row.id), scope.tenantId);
   let result: CustomerMailboxResult | undefined;
   try {
     result = await waitForJob<CustomerMailboxResult>(
