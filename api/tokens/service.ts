@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { issueToken } from '../auth/service.js';
 import { NotFound, ValidationFailed } from '../errors.js';
 import { iso } from '../shared/schemas.js';
@@ -72,24 +73,29 @@ export async function createToken(scope: TenantScope, userId: number, input: Tok
   if (expires && expires.getTime() <= Date.now()) {
     throw new ValidationFailed({ expires_at: ['The expires at field must be a date after now.'] });
   }
-  const { id, token } = await scope.knex.transaction(async (trx) => {
-    const issued = await issueToken(trx, 'integration', {
-      tenant_id: scope.tenantId,
-      user_id: userId,
-      name: input.name,
-      access: input.access,
-      abilities: abilitiesFor(scope.tenantId, input.access),
-      expires_at: expires,
+  // A cut-over tenant's auth_tokens stay in the shared database (issue 15 item 4): the token is
+  // written there, in a shared transaction around the tenant one of the audit entry.
+  const tokens = scope.shared?.tables.includes('auth_tokens') ? scope.shared.knex : null;
+  const work = (tokenKnex: Knex.Transaction | null) =>
+    scope.knex.transaction(async (trx) => {
+      const issued = await issueToken(tokenKnex ?? trx, 'integration', {
+        tenant_id: scope.tenantId,
+        user_id: userId,
+        name: input.name,
+        access: input.access,
+        abilities: abilitiesFor(scope.tenantId, input.access),
+        expires_at: expires,
+      });
+      await recordAudit(scope.withTransaction(trx), {
+        userId,
+        action: 'integrations.token_created',
+        subject: { type: 'auth_tokens', id: issued.id },
+        ip,
+        after: { name: input.name, access: input.access, expires_at: expires?.toISOString() ?? null },
+      });
+      return issued;
     });
-    await recordAudit(scope.withTransaction(trx), {
-      userId,
-      action: 'integrations.token_created',
-      subject: { type: 'auth_tokens', id: issued.id },
-      ip,
-      after: { name: input.name, access: input.access, expires_at: expires?.toISOString() ?? null },
-    });
-    return issued;
-  });
+  const { id, token } = tokens ? await tokens.transaction((st) => work(st)) : await work(null);
   const row = await activeTokens(scope).findById(id);
   return { data: tokenInfo(row!), token };
 }
