@@ -43,9 +43,10 @@ export async function handleGroupNotices(
     .select('id', 'account_id', 'group_id');
   const out: GroupNoticeOutcome = { queued: [], already: 0 };
   if (!groups.length) return out;
-  const tenant = await ctx.trx('tenants').where({ id: ev.tenant_id }).first('timezone');
-  const text = incidentNoticeText(ev.payload ?? {}, tenant?.timezone ?? DEFAULT_TIME_ZONE);
   const deps = jobDeps();
+  // the shared tenants row (a cut-over tenant's database keeps only the cutover's copy; issue 15)
+  const tenant = await deps.knex('tenants').where({ id: ev.tenant_id }).first('timezone');
+  const text = incidentNoticeText(ev.payload ?? {}, tenant?.timezone ?? DEFAULT_TIME_ZONE);
   if (!deps.redis || !deps.queues) throw new Error('wabot group notices: the worker has no Redis or queues (JobDeps)');
   for (const g of groups) {
     const claimed = await ctx
