@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { TenantScope } from '../../db/tenant-scope.js';
-import { mirrorRole } from '../../db/tenant-routing.js';
+import { mirrorRole } from '../../db/tenant-mirror.js';
 import { webRoute, type AnyWebRoute } from '../http/web-route.js';
 import type { Input } from '../http/route.js';
 import { idParams } from '../shared/schemas.js';

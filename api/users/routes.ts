@@ -6,7 +6,7 @@ import { userCreateBody, userList, userListQuery, userOne, userUpdateBody } from
 import { createUser, listUsers, updateUser, userById, type UserInput, type UserListQuery } from './service.js';
 import type { AppContext } from '../context.js';
 import { TenantScope } from '../../db/tenant-scope.js';
-import { mirrorUser } from '../../db/tenant-routing.js';
+import { mirrorUser } from '../../db/tenant-mirror.js';
 
 /**
  * Users are identity rows: they stay in the shared database after a tenant's cutover (issue 15
