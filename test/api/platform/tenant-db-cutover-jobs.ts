@@ -153,4 +153,21 @@ export function jobsFollowDbMode(t: CutOverTenant): void {
     );
     expect(grants).to.deep.equal([{ name: 'customers.view' }]);
   });
+
+  it('an integration token made after the cutover lives in the shared database and opens the external API', async () => {
+    const a = t.tenant();
+    const app = t.app();
+    const res = await app.request('POST', '/api/integrations/api-tokens', {
+      token: a.adminToken,
+      body: { name: 'After cutover', access: 'read' },
+    });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body.token).to.match(/^ispi_/);
+    // auth_tokens stays shared (a token is looked up before its tenant is known)
+    const row = await env.knex('auth_tokens').where({ id: res.body.data.id, tenant_id: a.tenant.id }).first('name');
+    expect(row).to.deep.equal({ name: 'After cutover' });
+    expect(await t.inTenantDb('SELECT id FROM auth_tokens WHERE id = $1', [res.body.data.id])).to.deep.equal([]);
+    const ext = await app.request('GET', '/api/external/v1/customers?per_page=1', { token: res.body.token });
+    expect(ext.status, ext.text).to.equal(200);
+  });
 }
