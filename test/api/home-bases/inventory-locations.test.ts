@@ -59,7 +59,8 @@ describe('home base inventory locations', () => {
     expect(await mapped(hb)).to.deep.equal([]);
     const audit = await env
       .knex('audit_log')
-      .where({ tenant_id: a.tenant.id, action: 'home_bases.inventory_locations_set' });
+      .where({ tenant_id: a.tenant.id, action: 'home_bases.inventory_locations_set' })
+      .orderBy('id');
     expect(audit).to.have.length(3);
     expect(audit[2].after).to.deep.equal({ inventory_location_ids: [] });
   });
