@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { receiveFile } from '../http/multipart.js';
 import { jsonBody } from '../http/body.js';
 import { QUEUE } from '../../jobs/supplier-import.js';
+import type { Storage } from '../../lib/storage/index.js';
 import {
   IMPORT_BODY_LIMIT,
   importBody,
@@ -51,6 +52,12 @@ function deps(ctx: AppContext): Omit<ImportDeps, 'storage'> {
   };
 }
 
+/** The app's storage driver (uploads, preview rows). @throws Error when none is configured */
+function storageOf(ctx: AppContext): Storage {
+  if (!ctx.deps.storage) throw new Error('no storage driver configured (AppDeps.storage)');
+  return ctx.deps.storage;
+}
+
 const answer = (ctx: AppContext, a: Answer) => {
   ctx.status = a.status;
   if (a.json === undefined) ctx.body = { data: a.data };
@@ -83,8 +90,7 @@ export const supplierImportRoutes: AnyWebRoute[] = [
       ...unavailable,
     },
     async handler(ctx) {
-      if (!ctx.deps.storage) throw new Error('no storage driver configured (AppDeps.storage)');
-      const d = { ...deps(ctx), storage: ctx.deps.storage };
+      const d = { ...deps(ctx), storage: storageOf(ctx) };
       const a = await startPreview(ctx.state.scope!, d, ctx.state.params.supplier, (store, discard) =>
         receiveFile(
           ctx,
@@ -115,6 +121,7 @@ export const supplierImportRoutes: AnyWebRoute[] = [
         await previewAnswer(
           ctx.state.scope!,
           deps(ctx).queue,
+          storageOf(ctx),
           supplier,
           preview,
           ctx.deps.config.supplierImport?.clock,

@@ -46,13 +46,13 @@ export type ReceiveUpload = <T>(
 
 /**
  * An answer: 200 with the finished run, or 202 with the ids to poll. The body is `{data}`, or
- * `json` when set: the whole body as JSON text, sent as it is (a completed preview: its stored rows
- * text is put in without parsing and serialising 13 MB again).
+ * `json` when set: the whole body as UTF-8 JSON, sent as it is (a completed preview: its stored
+ * rows are put in without parsing and serialising 13 MB again).
  */
 export interface Answer {
   status: 200 | 202;
   data: Record<string, unknown>;
-  json?: string;
+  json?: Buffer;
 }
 
 type RunRow = {
@@ -75,9 +75,27 @@ async function purgeExpired(scope: TenantScope, storage: Storage, now: Date): Pr
     .table('supplier_import_previews')
     .where('expires_at', '<', now)
     .delete()
-    .returning<{ file_key: string | null }[]>(['file_key']);
-  await Promise.all(gone.filter((g) => g.file_key).map((g) => storage.delete(g.file_key!).catch(() => undefined)));
+    .returning<{ file_key: string | null; rows_key: string | null }[]>(['file_key', 'rows_key']);
+  const keys = gone.flatMap((g) => [g.file_key, g.rows_key]).filter((k): k is string => k !== null);
+  await Promise.all(keys.map((k) => storage.delete(k).catch(() => undefined)));
   await scope.table('supplier_imports').where('expires_at', '<', now).delete();
+}
+
+/** A stored file's whole content. */
+async function readAll(storage: Storage, key: string): Promise<Buffer> {
+  const { stream } = await storage.get(key);
+  const parts: Buffer[] = [];
+  for await (const chunk of stream as AsyncIterable<Buffer>) parts.push(chunk);
+  return Buffer.concat(parts);
+}
+
+/** The rows of a preview finished before its rows went to a file (the `rows` column's text). */
+async function oldRows(scope: TenantScope, id: number): Promise<Buffer> {
+  const r = await scope
+    .table('supplier_import_previews')
+    .where('id', id)
+    .first<{ rows: string | null }>(scope.knex.raw('rows::text AS rows'));
+  return Buffer.from(r?.rows ?? 'null');
 }
 
 /** The first bytes of a stored file (at most 512). */
@@ -171,7 +189,7 @@ export async function startPreview(
     throw err;
   }
   await waitForRun(scope, 'supplier_import_previews', id, deps.waitMs ?? DEFAULT_WAIT_MS);
-  return previewAnswer(scope, deps.queue, supplierId, id);
+  return previewAnswer(scope, deps.queue, deps.storage, supplierId, id);
 }
 
 /**
@@ -182,29 +200,25 @@ export async function startPreview(
 export async function previewAnswer(
   scope: TenantScope,
   queue: Queue,
+  storage: Storage,
   supplierId: number,
   id: number,
   clock: Clock = systemClock,
 ): Promise<Answer> {
-  // rows (a `json` column) as its stored text: JSON.stringify's output of the job, so the answer
-  // holds exactly what parsing and serialising it again would give
   const row = await scope
     .table('supplier_import_previews')
     .where({ id, supplier_id: supplierId })
     .where('expires_at', '>', clock.now())
-    .first<(RunRow & { rows: string | null }) | undefined>(
-      'id',
-      'status',
-      'error',
-      'counts',
-      scope.knex.raw('rows::text AS rows'),
-    );
+    .first<(RunRow & { rows_key: string | null }) | undefined>('id', 'status', 'error', 'counts', 'rows_key');
   if (!row) throw new NotFound('Import preview');
   if (row.status === 'failed') throw new ValidationFailed({ file: [row.error ?? 'the file could not be read'] });
   if (row.status === 'completed') {
     const data = { preview_id: id, status: row.status, counts: row.counts };
-    const head = JSON.stringify({ data }).slice(0, -2);
-    return { status: 200, data, json: `${head},"rows":${row.rows ?? 'null'}}}` };
+    const head = Buffer.from(`${JSON.stringify({ data }).slice(0, -2)},"rows":`);
+    // the rows as stored: JSON.stringify's output of the job (a file of the storage driver; before
+    // migration 20261208400000 the `rows` column's text), put in without parsing it again
+    const rows = row.rows_key ? await readAll(storage, row.rows_key) : await oldRows(scope, id);
+    return { status: 200, data, json: Buffer.concat([head, rows, Buffer.from('}}')]) };
   }
   const job = await queue.getJob(previewJobId(id)).catch(() => undefined);
   const progress = job && typeof job.progress === 'object' ? job.progress : null;

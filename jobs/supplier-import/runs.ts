@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Knex } from 'knex';
 import { tenantScopeOf } from '../../db/tenant-routing.js';
@@ -52,12 +53,24 @@ export interface RunDeps {
   beforeRead?: (kind: ImportKind) => Promise<void>;
 }
 
+/** Largest stored rows file, in bytes (50,000 rows of the longest fields stay well below). */
+export const ROWS_MAX_BYTES = 512 * 1024 * 1024;
+
+/**
+ * The storage key of a finished preview's rows (JSON array of DecidedRow), fixed per preview.
+ * @param tenantId the preview's tenant
+ * @param previewId supplier_import_previews.id
+ */
+export const previewRowsKey = (tenantId: number, previewId: number): string =>
+  `tenants/${tenantId}/supplier-import-previews/${previewId}-rows.json`;
+
 /** Counts of a preview. */
 export type PreviewCounts = ReturnType<typeof countActions>;
 
 /**
  * `parse`: reads the stored upload (copied to a temporary file), matches its rows in one query,
- * decides create/update/skip, stores counts and rows on the preview and removes the upload.
+ * decides create/update/skip, stores the rows as a file of the storage driver (previewRowsKey) and
+ * the counts on the preview, and removes the upload.
  * Progress: `{rows_read}` every 1,000 rows; job log lines at the start, after reading and at the end.
  * @returns the counts (null when the preview is gone or was already finished)
  * @throws ImportFileError (the file is refused; the worker's failure hook records the reason),
@@ -93,12 +106,15 @@ export async function runParse(job: JobLike<ParseJobData>, deps: RunDeps): Promi
     const rows = parsed.rows.map((r, i) => decide(r, parsed.duplicates.has(r.row), matches.get(i)));
     const counts = countActions(rows);
     await job.log(`matched in ${lap()} ms; storing`);
+    // the rows as one file of the storage driver (a fixed key: a rerun replaces it), then the row
+    const rowsKey = previewRowsKey(tenantId, previewId);
+    await storage.put(rowsKey, Readable.from([Buffer.from(JSON.stringify(rows))]), { maxBytes: ROWS_MAX_BYTES });
     await knex('supplier_import_previews')
       .where({ id: previewId })
       .update({
         status: 'completed',
         counts: JSON.stringify(counts),
-        rows: JSON.stringify(rows),
+        rows_key: rowsKey,
         file_key: null,
         finished_at: (deps.clock ?? systemClock).now(),
       });

@@ -229,6 +229,26 @@ describe('/api/suppliers/{supplier}/items import (real worker, sandboxed parse)'
     expect(alive.status, alive.text).to.equal(200);
   });
 
+  it('a preview finished before its rows went to a file answers the rows of its `rows` column', async () => {
+    const rows = [{ row: 1, name: 'Old row', action: 'create', valid: true }];
+    const now = clock.now();
+    const [{ id }] = await env
+      .knex('supplier_import_previews')
+      .insert({
+        tenant_id: f.tenant.id,
+        supplier_id: supplierId,
+        status: 'completed',
+        counts: JSON.stringify({ total: 1 }),
+        rows: JSON.stringify(rows),
+        created_at: now,
+        expires_at: new Date(now.getTime() + 3600_000),
+      })
+      .returning('id');
+    const res = await app.request('GET', `${base()}/import-previews/${id}`, { token: f.adminToken });
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body.data).to.deep.equal({ preview_id: id, status: 'completed', counts: { total: 1 }, rows });
+  });
+
   it('413 above 20 MB, 404 for another tenant, expired after 24 h, 503 with the upload removed when Redis is down', async () => {
     const huge = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const { port } = new URL(app.url);
@@ -259,8 +279,19 @@ describe('/api/suppliers/{supplier}/items import (real worker, sandboxed parse)'
     expect(mine.status).to.equal(200);
     const path1 = `${base()}/import-previews/${mine.body.data.preview_id}`;
     expect((await app.request('GET', path1, { token: other.adminToken })).status).to.equal(404);
+    const { rows_key: rowsKey } = await env
+      .knex('supplier_import_previews')
+      .where('id', mine.body.data.preview_id)
+      .first();
+    expect(await app.storage.exists(rowsKey)).to.equal(true);
     clock.advance(24 * 3600 * 1000 + 1);
     expect((await app.request('GET', path1, { token: f.adminToken })).status).to.equal(404);
+    // the next preview removes the expired one with its rows file
+    expect((await upload(Buffer.from('name\ny\n'))).status).to.equal(200);
+    expect(await env.knex('supplier_import_previews').where('id', mine.body.data.preview_id).first()).to.equal(
+      undefined,
+    );
+    expect(await app.storage.exists(rowsKey)).to.equal(false);
 
     const down = await startTestApp();
     const dead = createQueues('redis://127.0.0.1:1', { prefix: `{supplier-dead-${process.pid}}` });

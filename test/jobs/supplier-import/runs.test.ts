@@ -49,13 +49,23 @@ describe('supplier import: parse and apply jobs, failure reasons', function () {
     return { id: id as number, key };
   };
 
+  /** The preview's row with `rows` read from its rows file (storage driver). */
+  const storedPreview = async (id: number) => {
+    const row = await env.knex('supplier_import_previews').where('id', id).first();
+    const { stream } = await storage.get(row.rows_key);
+    const parts: Buffer[] = [];
+    for await (const c of stream) parts.push(c as Buffer);
+    return { ...row, rows: JSON.parse(Buffer.concat(parts).toString('utf8')) };
+  };
+
   it('parse: a comma CSV -> rows with actions and matches, counts, progress and logs; the upload removed', async () => {
     const p = await preview(await readFile(path.join(FIXTURES, 'prices-comma.csv')));
     const fake = fakeJob({ tenantId: f.tenant.id, supplierId, previewId: p.id });
     const counts = await runParse(fake.job, { knex: env.knex, storage });
     expect(counts).to.deep.equal({ total: 5, valid: 4, invalid: 1, create: 1, update: 2, skip: 2 });
-    const row = await env.knex('supplier_import_previews').where('id', p.id).first();
+    const row = await storedPreview(p.id);
     expect(row).to.include({ status: 'completed', file_key: null });
+    expect(row.rows_key).to.equal(`tenants/${f.tenant.id}/supplier-import-previews/${p.id}-rows.json`);
     expect(row.rows.map((r: { action: string }) => r.action)).to.deep.equal([
       'update',
       'update',
@@ -91,7 +101,7 @@ describe('supplier import: parse and apply jobs, failure reasons', function () {
     ] as const) {
       const p = await preview(content);
       await runParse(fakeJob({ tenantId: f.tenant.id, supplierId, previewId: p.id }).job, { knex: env.knex, storage });
-      const row = await env.knex('supplier_import_previews').where('id', p.id).first();
+      const row = await storedPreview(p.id);
       expect(row.rows[0], name).to.include({ name, cost_price: cost, valid: true });
     }
   });
