@@ -19,21 +19,23 @@ export async function parseFile(path: string, onProgress?: (rows: number) => voi
   const rows: ImportRow[] = [];
   const duplicates = new Set<number>();
   const seen = new Set<string>();
-  for await (const rec of fileRecords(path)) {
-    if (isBlankRecord(rec)) continue;
-    if (map === null) {
-      map = mapHeaders(rec.map((c) => (c === null || c === undefined ? '' : String(c))));
-      continue;
+  for await (const batch of fileRecords(path)) {
+    for (const rec of batch) {
+      if (isBlankRecord(rec)) continue;
+      if (map === null) {
+        map = mapHeaders(rec.map((c) => (c === null || c === undefined ? '' : String(c))));
+        continue;
+      }
+      if (rows.length >= MAX_ROWS) throw new ImportFileError(`more than ${MAX_ROWS} rows`);
+      const row = buildRow(rec, map, rows.length + 1);
+      const key = row.sku ? `s:${row.sku.toLowerCase()}` : `n:${row.name.toLowerCase()}`;
+      if (row.valid) {
+        if (seen.has(key)) duplicates.add(row.row);
+        seen.add(key);
+      }
+      rows.push(row);
+      if (onProgress && rows.length % 1000 === 0) onProgress(rows.length);
     }
-    if (rows.length >= MAX_ROWS) throw new ImportFileError(`more than ${MAX_ROWS} rows`);
-    const row = buildRow(rec, map, rows.length + 1);
-    const key = row.sku ? `s:${row.sku.toLowerCase()}` : `n:${row.name.toLowerCase()}`;
-    if (row.valid) {
-      if (seen.has(key)) duplicates.add(row.row);
-      seen.add(key);
-    }
-    rows.push(row);
-    if (onProgress && rows.length % 1000 === 0) onProgress(rows.length);
   }
   if (map === null) throw new ImportFileError('the file has no header row');
   return { rows, duplicates };

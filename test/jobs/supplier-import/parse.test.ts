@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { parseFile } from '../../../jobs/supplier-import/parse-file.js';
 import { detectDelimiter, parsePrice, ImportFileError } from '../../../jobs/supplier-import/rows.js';
+import { MAX_CSV_RECORDS } from '../../../jobs/supplier-import/readers.js';
 
 describe('supplier import: parsing files (issue 16 item 6)', () => {
   let dir: string;
@@ -92,6 +93,13 @@ describe('supplier import: parsing files (issue 16 item 6)', () => {
     const lines = (n: number): string => 'name\n' + Array.from({ length: n }, (_, i) => `item ${i}`).join('\n');
     expect((await parseFile(await file('ok.csv', lines(50_000)))).rows).to.have.length(50_000);
     expect(await refusal(await file('big.csv', lines(50_001)))).to.equal('more than 50000 rows');
+    // blank-celled records (",") are dropped, but a CSV stops being read after 100,001 records
+    const blanks = (n: number) => '\n,'.repeat(n);
+    const some = await parseFile(await file('blanks.csv', `name,sku\nitem 1,A${blanks(60_000)}\nitem 2,B\n`));
+    expect(some.rows.map((r) => r.name)).to.deep.equal(['item 1', 'item 2']);
+    expect(await refusal(await file('flood.csv', `name,sku${blanks(MAX_CSV_RECORDS)}\n`))).to.equal(
+      'more than 50000 rows',
+    );
   });
 
   it('detects delimiters and reads prices', () => {
