@@ -144,9 +144,14 @@ describe('route guards generated from the route table (permissions, module switc
     });
   }
 
+  /** One tenant per module (its routes run one after the other and switch it back on), one demo tenant. */
+  const moduleTenants = new Map<string, Promise<TenantFixture>>();
+  let demoTenant: Promise<TenantFixture> | undefined;
+
   for (const r of moduled) {
     it(`${r.method.toUpperCase()} ${r.path}: 403 module_disabled when ${r.module} is switched off, nothing changed`, async () => {
-      const t = await makeTenant();
+      if (!moduleTenants.has(r.module!)) moduleTenants.set(r.module!, makeTenant());
+      const t = await moduleTenants.get(r.module!)!;
       await env
         .knex('tenants')
         .where({ id: t.tenant.id })
@@ -176,7 +181,7 @@ describe('route guards generated from the route table (permissions, module switc
 
   for (const r of webRoutes.filter((x) => isDemoBlocked(x.demoAction) && x.auth === 'login')) {
     it(`${r.method.toUpperCase()} ${r.path}: 403 demo_guard_blocked on a demo tenant, nothing changed`, async () => {
-      const t = await makeTenant({ demo: true });
+      const t = await (demoTenant ??= makeTenant({ demo: true }));
       const before = await snapshot(t.tenant.id);
       const res = await app.request(r.method.toUpperCase(), concrete(r.path), {
         token: t.adminToken,
