@@ -52,6 +52,8 @@ describe('apk-build in a real worker process (sandboxed processor, SIGTERM, kill
         TMPDIR: tmp,
         QUEUE_PREFIX: prefix,
         SHUTDOWN_GRACE_MS: '25000',
+        // SIGKILL for the group that ignores SIGTERM after 2 s instead of the default 10 s waited out
+        APK_FORCE_KILL_AFTER_MS: '2000',
         APK_TOOLCHAIN: 'stub',
         APK_STUB_TASK_DELAY_MS: '50',
         LOG_LEVEL: 'warn',
