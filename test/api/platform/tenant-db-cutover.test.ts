@@ -10,11 +10,11 @@ import { configureCutover } from '../../../api/platform/tenant-db/cutover.js';
 import { currentFingerprint } from '../../../api/platform/tenant-db/evidence.js';
 import { closeTenantPools } from '../../../db/tenant-pools.js';
 import { configureJobDeps } from '../../../jobs/deps.js';
-import * as invoiceOverdue from '../../../jobs/invoice-overdue.js';
-import * as eventDispatch from '../../../jobs/event-dispatch.js';
 import { configureTenantRouting, CUTOVER_LOCK_CLASS, migrateTenantDatabases } from '../../../db/tenant-routing.js';
 import * as idBlocks from '../../../jobs/tenant-db-id-blocks.js';
 import { jobsFollowDbMode } from './tenant-db-cutover-jobs.js';
+import { scansOnCutOverTenant } from './tenant-db-cutover-scans.js';
+import { mailboxesOnCutOverTenants } from './tenant-db-cutover-mailboxes.js';
 
 /**
  * Issue 15 items 3-5 on real PostgreSQL: after issue 14's pilot, schema and copy, changes in the
@@ -58,6 +58,8 @@ describe('tenant databases: production cutover and rollback', function () {
     return Number(row.id);
   };
   const inTenantDb = async (sql: string, values: unknown[] = []) => (await tdb.query(sql, values)).rows;
+  /** Tenant a after its cutover, for the cases registered from other files. */
+  const cutOver = { app: () => app, tenant: () => a, inTenantDb, invoiceId: () => basics.invoiceId, other: () => b };
 
   before(async () => {
     app = await startTestApp();
@@ -301,43 +303,13 @@ describe('tenant databases: production cutover and rollback', function () {
     expect(migrated.every((m) => !m.error)).to.equal(true);
   });
 
-  it('cron scans (invoice-overdue, event-dispatch) reach the cut-over tenant’s database', async () => {
-    await tdb.query("UPDATE invoices SET due_date = current_date - 10, status = 'unpaid' WHERE id = $1", [
-      basics.invoiceId,
-    ]);
-    configureJobDeps({ knex: env.knex, appKey: TEST_WEB_APP_KEY });
-    const logs: string[] = [];
-    // a JobLike with the members the scan uses (data, log, updateProgress)
-    const result = await invoiceOverdue.process({
-      id: 'test',
-      data: {},
-      log: async (l: string) => void logs.push(l),
-      updateProgress: async () => {},
-    } as never); // the JobLike above: the scan calls nothing else
-    expect(result.tenants[String(a.tenant.id)]).to.equal(1);
-    expect((await inTenantDb('SELECT status FROM invoices WHERE id = $1', [basics.invoiceId]))[0].status).to.equal(
-      'overdue',
-    );
-    expect((await env.knex('invoices').where({ id: basics.invoiceId }).first()).status).to.equal('unpaid');
-    expect(logs.join('\n')).to.contain(`tenant ${a.tenant.id}'s database`);
-    // event-dispatch: an event the tenant's services wrote in its database is dispatched there
-    const [ev] = await inTenantDb(
-      "INSERT INTO event_outbox (tenant_id, name, payload) VALUES ($1, 'test_cutover', '{}') RETURNING id",
-      [a.tenant.id],
-    );
-    const dispatched = await eventDispatch.process({
-      id: 'test',
-      data: {},
-      log: async () => {},
-      updateProgress: async () => {},
-    } as never); // a JobLike with the members the dispatcher uses
-    expect(dispatched.dispatched).to.be.at.least(1);
-    const [row] = await inTenantDb('SELECT dispatched_at FROM event_outbox WHERE id = $1', [ev.id]);
-    expect(row.dispatched_at).to.be.an.instanceOf(Date);
-  });
+  // issue 15 item 4's cross-tenant scans on the cut-over tenant (tenant-db-cutover-scans.ts)
+  scansOnCutOverTenant(cutOver);
 
   // issue 15 item 4: a job of each family and a role change on the cut-over tenant (one setup)
   jobsFollowDbMode({ app: () => app, tenant: () => a, inTenantDb });
+  // customer mailboxes: the job in the tenant's database, one address across two databases
+  mailboxesOnCutOverTenants({ ...cutOver, customerId: () => basics.customerId, opsToken: () => ops.token });
 
   it('a write waiting more than 5 s for the lock answers 503 tenant_db_cutover_in_progress', async () => {
     await tdb.query('BEGIN');
