@@ -15,6 +15,7 @@ import * as idBlocks from '../../../jobs/tenant-db-id-blocks.js';
 import { jobsFollowDbMode } from './tenant-db-cutover-jobs.js';
 import { scansOnCutOverTenant } from './tenant-db-cutover-scans.js';
 import { mailboxesOnCutOverTenants } from './tenant-db-cutover-mailboxes.js';
+import { registry } from '../../../workers/registry.js';
 
 /**
  * Issue 15 items 3-5 on real PostgreSQL: after issue 14's pilot, schema and copy, changes in the
@@ -337,8 +338,9 @@ describe('tenant databases: production cutover and rollback', function () {
     const dry = await call('POST', 'tenant-db/rollback-production', { approval_id: approvalId, dry_run: true });
     expect(dry.status, dry.text).to.equal(200);
     const customers = dry.body.data.tables.find((t: { table: string }) => t.table === 'customers');
-    // 3 created by the API cases above, 1 by the customer-network-push case (tenant-db-cutover-jobs.ts)
-    expect(customers).to.include({ to_insert: 4, to_update: 1, to_delete: 0 });
+    // 3 created by the API cases above, 1 + the push concurrency by the push cases (tenant-db-cutover-jobs.ts)
+    const pushes = registry['customer-network']!.concurrency!;
+    expect(customers).to.include({ to_insert: 4 + pushes, to_update: 1, to_delete: 0 });
     const planned = dry.body.data.tables.map((t: { table: string }) => t.table);
     for (const identity of ['tenants', 'users', 'roles', 'user_roles', 'role_permissions', 'permissions'])
       expect(planned).to.not.include(identity);
