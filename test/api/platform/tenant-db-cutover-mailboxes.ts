@@ -9,7 +9,7 @@ import { claimMailboxAddress, MAILBOX_CLAIM_LOCK_CLASS } from '../../../api/cust
 import { tenantScopeOf } from '../../../db/tenant-routing.js';
 import { seal } from '../../../lib/crypto.js';
 import { FakeDns, FakePanel, fakeRuntime } from './runs-fakes.js';
-import { runJob } from './tenant-db-support.js';
+import { copiedTenant } from './tenant-db-evidence-support.js';
 import { fakeJob } from '../../jobs/fake-job.js';
 import type { CutOverBasics } from './tenant-db-cutover-scans.js';
 
@@ -106,20 +106,7 @@ export function mailboxesOnCutOverTenants(t: MailboxCase): void {
     // cutover's own steps are the main test's)
     await seedBasics(b);
     const bCustomer = Number((await env.knex('customers').where({ tenant_id: b.tenant.id }).first('id')).id);
-    for (const [path, body] of [
-      ['pilot-db/run', { confirm_phrase: 'RUN DB PILOT' }],
-      ['tenant-schema/run', { confirm_phrase: 'RUN TENANT SCHEMA' }],
-      ['data-copy/dry-run', {}],
-      ['data-copy/run', { confirm_phrase: 'COPY TENANT DATA PILOT' }],
-    ] as const) {
-      const r = await app.request('POST', `/api/platform/tenants/${b.tenant.slug}/provisioning/${path}`, {
-        token: t.opsToken(),
-        body,
-      });
-      expect(r.status, r.text).to.equal(202);
-      const run = await runJob(app, r.body.data.id);
-      expect(run.status, `${path}: ${run.error}`).to.equal('succeeded');
-    }
+    await copiedTenant(app, t.opsToken(), b.tenant.slug);
     const row = await env.knex('tenant_databases').where({ tenant_id: b.tenant.id }).first();
     const bdb = new pg.Client({
       connectionString: env.adminDatabaseUrl.replace(/\/postgres$/, `/${row.database_name}`),

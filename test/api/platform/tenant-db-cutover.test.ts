@@ -13,6 +13,7 @@ import { configureJobDeps } from '../../../jobs/deps.js';
 import { configureTenantRouting, CUTOVER_LOCK_CLASS, migrateTenantDatabases } from '../../../db/tenant-routing.js';
 import * as idBlocks from '../../../jobs/tenant-db-id-blocks.js';
 import { jobsFollowDbMode } from './tenant-db-cutover-jobs.js';
+import { copiedTenant } from './tenant-db-evidence-support.js';
 import { scansOnCutOverTenant } from './tenant-db-cutover-scans.js';
 import { mailboxesOnCutOverTenants } from './tenant-db-cutover-mailboxes.js';
 import { registry } from '../../../workers/registry.js';
@@ -36,11 +37,6 @@ describe('tenant databases: production cutover and rollback', function () {
   const base = (f: TenantFixture = a) => `/api/platform/tenants/${f.tenant.slug}/provisioning`;
   const call = (method: string, path: string, body?: object, f: TenantFixture = a) =>
     app.request(method, `${base(f)}/${path}`, { token: ops.token, body });
-  const step = async (path: string, body: object = {}) => {
-    const r = await call('POST', path, body);
-    expect(r.status, r.text).to.equal(202);
-    return runJob(app, r.body.data.id);
-  };
   const approve = async (tenantId: number, opts: { startMs?: number; endMs?: number } = {}) => {
     const now = Date.now();
     const [row] = await env
@@ -71,15 +67,7 @@ describe('tenant databases: production cutover and rollback', function () {
     b = await makeTenant();
     basics = await seedBasics(a);
     await seedBasics(a);
-    for (const [path, body] of [
-      ['pilot-db/run', { confirm_phrase: 'RUN DB PILOT' }],
-      ['tenant-schema/run', { confirm_phrase: 'RUN TENANT SCHEMA' }],
-      ['data-copy/dry-run', {}],
-      ['data-copy/run', { confirm_phrase: 'COPY TENANT DATA PILOT' }],
-    ] as const) {
-      const run = await step(path, body);
-      expect(run.status, `${path}: ${run.error}`).to.equal('succeeded');
-    }
+    await copiedTenant(app, ops.token, a.tenant.slug);
     // the evidence's gate: backups confirmed and the credentials enabled (issue 15 item 3)
     await env
       .knex('provisioning_settings')
