@@ -143,8 +143,26 @@ export function gatedKnex(base: Knex, tenantId: number, mode: DbMode, other: Kne
       if (now !== side) throw new TenantMoved(now);
       return cb(trx);
     }, config);
+  // `transaction()` without a callback (knex's provider form): the same gate before it is handed out
+  const opened = async (config?: Knex.TransactionConfig): Promise<Knex.Transaction> => {
+    for (let tries = 0; ; tries += 1) {
+      const trx = await current.transaction(config);
+      let now: DbMode;
+      try {
+        now = await writeGate(trx, tenantId);
+      } catch (err) {
+        await trx.rollback();
+        throw err;
+      }
+      if (now === side) return trx;
+      await trx.rollback();
+      if (tries > 0) throw new TenantDbCutoverInProgress();
+      current = await other(now);
+      side = now;
+    }
+  };
   const transaction = async (cb: unknown, config?: Knex.TransactionConfig) => {
-    if (typeof cb !== 'function') return base.transaction(cb as Knex.TransactionConfig);
+    if (typeof cb !== 'function') return opened((cb ?? config) as Knex.TransactionConfig | undefined);
     const fn = cb as (trx: Knex.Transaction) => unknown;
     try {
       return await attempt(current, side, fn, config);

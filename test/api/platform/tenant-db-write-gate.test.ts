@@ -137,8 +137,9 @@ describe('tenant databases: autocommit writes through a scope pass the cutover w
       .findById(basics.customerId)
       .patch({ address: 'Jl. Gate 2' })
       .then((n) => ((objDone = true), n));
+    const provided = s.knex.transaction(); // knex's provider form
     try {
-      await waiters(2);
+      await waiters(3);
       expect([knexDone, objDone]).to.deep.equal([false, false]);
       expect(await customerName()).to.not.equal('Gate Knex');
     } finally {
@@ -146,8 +147,11 @@ describe('tenant databases: autocommit writes through a scope pass the cutover w
     }
     expect(await knexWrite).to.equal(1);
     expect(await objWrite).to.equal(1);
-    const row = await env.knex('customers').where({ id: basics.customerId }).first('name', 'address');
-    expect(row).to.deep.equal({ name: 'Gate Knex', address: 'Jl. Gate 2' });
+    const trx = await provided;
+    await trx('customers').where({ id: basics.customerId }).update({ phone: '+6281200000015' });
+    await trx.commit();
+    const row = await env.knex('customers').where({ id: basics.customerId }).first('name', 'address', 'phone');
+    expect(row).to.deep.equal({ name: 'Gate Knex', address: 'Jl. Gate 2', phone: '+6281200000015' });
   });
 
   it('past the (shortened) wait an autocommit write rejects with TenantDbCutoverInProgress and changes nothing', async () => {
@@ -160,6 +164,8 @@ describe('tenant databases: autocommit writes through a scope pass the cutover w
         s.knex('customers').where({ id: basics.customerId, tenant_id: a.tenant.id }).update({ name: 'Too Late' }),
         s.query(Customer).findById(basics.customerId).patch({ address: 'Too Late' }),
         s.knex.raw('UPDATE customers SET name = ? WHERE id = ?', ['Too Late', basics.customerId]),
+        // knex's provider form: the transaction is handed out gated, or not at all
+        s.knex.transaction(),
       ]);
       for (const r of results) {
         expect(r.status).to.equal('rejected');
