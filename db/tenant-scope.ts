@@ -241,6 +241,8 @@ export class TenantScope {
    * Runs a fixed tenant statement (tenantStatement) as a named prepared statement, with this
    * scope's tenant id bound as `$1`.
    * @param values bind values for `$2..$n`
+   * A statement that writes (TenantStatement.writes), called outside a transaction, runs in the
+   * scope's transaction (gated: db/autocommit-gate.ts).
    * @param opts `timestamps: 'iso'` returns timestamptz columns as ISO 8601 strings (db/statement.ts)
    * @returns the rows
    */
