@@ -269,7 +269,8 @@ async function knexOfMode(
 /**
  * The TenantScope of a tenant (item 4): its knex from the tenant's db_mode, gated (every
  * `scope.knex.transaction`, and every write run outside a transaction, takes the cutover lock
- * shared and re-reads db_mode; moved: retried once on the other side; reads are not gated). Build one per request and per job run, never cache it.
+ * shared and re-reads db_mode; moved: retried once on the other side; reads are not gated).
+ * Build one per request and per job run, never cache it.
  * @param knex the shared database
  */
 export async function tenantScopeOf(
