@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeTenant, makeUser, seedBasics, type TenantFixture } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
@@ -18,11 +19,16 @@ describe('/api/tickets: CRUD and the work record', () => {
   let bBasics: Awaited<ReturnType<typeof seedBasics>>;
 
   const count = async (table: string, tenantId = a.tenant.id) =>
-    Number((await env.knex(table).where({ tenant_id: tenantId }).count('* as n'))[0].n);
+    Number((await tenantKnex(tenantId)(table).where({ tenant_id: tenantId }).count('* as n'))[0].n);
   const create = (body: Record<string, unknown>, token = a.adminToken) =>
     app.request('POST', '/api/tickets', { token, body });
   const audits = (action: string, id: number) =>
-    env.knex('audit_log').where({ tenant_id: a.tenant.id, action, subject_type: 'tickets', subject_id: id });
+    tenantKnex(a.tenant.id)('audit_log').where({
+      tenant_id: a.tenant.id,
+      action,
+      subject_type: 'tickets',
+      subject_id: id,
+    });
 
   before(async () => {
     app = await startTestApp();
@@ -207,7 +213,7 @@ describe('/api/tickets: CRUD and the work record', () => {
     const foreign = await app.request('PUT', `/api/tickets/${d.id}`, { token: b.adminToken, body: { type: 'hijack' } });
     expect(foreign.status).to.equal(404);
     expect((await app.request('GET', `/api/tickets/${d.id}`, { token: b.adminToken })).status).to.equal(404);
-    const row = await env.knex('tickets').where({ id: d.id }).first();
+    const row = await tenantKnex(a.tenant.id)('tickets').where({ id: d.id }).first();
     expect(row).to.include({ type: 'wifi weak', status: 'open' });
     expect(await audits('tickets.updated', d.id)).to.have.length(0);
   });
