@@ -34,7 +34,10 @@ import { inheritedEnv } from '../lib/config.js';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DURATIONS = path.join(ROOT, 'test', 'durations.json');
 const LAST = 'test/zz-no-secrets.test.ts';
-/** Folders whose files also run on cut-over tenants (issue 15: #2's external API, #6's customers, invoices, tickets). */
+/**
+ * Folders whose files also run on cut-over tenants (issue 15: #2's external API; #6's customers,
+ * invoices, tickets).
+ */
 export const TENANT_DB_DIRS = ['test/api/external', 'test/api/customers', 'test/api/invoices', 'test/api/tickets'];
 /** Files of TENANT_DB_DIRS that do not run in the cut-over mode, with the reason (docs/decisions.md "Issue 15"). */
 export const TENANT_DB_EXCLUDED: Record<string, string> = {
