@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { tenantKnex } from '../../helpers/tenant-db-mode.js';
-import { startTestApp, type TestApp } from '../../helpers/http.js';
+import { startTestApp, TEST_WEB_APP_KEY, type TestApp } from '../../helpers/http.js';
 import { makeTenant, makeUser, seedBasics, type TenantFixture } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
 import { MODULES } from '../../../api/tenants/catalog.js';
+import { mirrorUser } from '../../../db/tenant-mirror.js';
 import { resolutionRequirements } from '../../../api/tickets/work-record.js';
 
 const HOUR = 3_600_000;
@@ -101,6 +102,8 @@ describe('/api/tickets: CRUD and the work record', () => {
     const other = await makeUser(b.tenant.id, 'technician');
     const gone = await makeUser(a.tenant.id, 'technician');
     await env.knex('users').where({ id: gone.id }).update({ is_active: false });
+    // as the user routes do after a user write: a cut-over tenant's database keeps a copy
+    await mirrorUser(env.knex, a.tenant.id, gone.id, TEST_WEB_APP_KEY);
     const before = { tickets: await count('tickets'), audit: await count('audit_log') };
     const cases: [Record<string, unknown>, string][] = [
       [{}, 'type'],
