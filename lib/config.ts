@@ -99,6 +99,11 @@ export interface ApkConfig {
   concurrency: number;
   /** APK_BUILD_TIMEOUT_MS: the time limit of one build, in ms (default 1200000 = 20 min). */
   timeoutMs: number;
+  /**
+   * APK_FORCE_KILL_AFTER_MS: how long a stopped build's Gradle process group has after SIGTERM
+   * before SIGKILL, in ms (default 10000; tests shorten it).
+   */
+  forceKillAfterMs: number;
   /** ANDROID_HOME (or ANDROID_SDK_ROOT): the Android SDK, if any. */
   androidHome?: string;
   /** JAVA_HOME: the JDK whose bin/ has java and keytool (else they are looked up on PATH). */
@@ -242,6 +247,7 @@ function apkConfig(env: NodeJS.ProcessEnv): ApkConfig {
     toolchain,
     concurrency: positiveInt(env, 'APK_BUILD_CONCURRENCY', 1),
     timeoutMs: positiveInt(env, 'APK_BUILD_TIMEOUT_MS', 20 * 60_000),
+    forceKillAfterMs: positiveInt(env, 'APK_FORCE_KILL_AFTER_MS', 10_000),
     androidHome: env.ANDROID_HOME || env.ANDROID_SDK_ROOT || undefined,
     javaHome: env.JAVA_HOME || undefined,
     devLauncher: env[DEV_LAUNCHER_VAR] === '1',

@@ -24,7 +24,7 @@ import type { ChatSendConfigSource } from '../jobs/wabot/send-config.js';
 import { loadChatSendConfig } from '../jobs/wabot/load-config.js';
 import { registry as defaultRegistry, type QueueRegistration } from './registry.js';
 import { defaultApkSigningSource } from '../jobs/apk/default-signing.js';
-import { guard, quitWithin, returnToQueue, type ShutdownState } from './shutdown.js';
+import { guard, quitWithin, returnToQueue, trackSandboxed, type ShutdownState } from './shutdown.js';
 import { apkBuildOptionsFrom } from '../jobs/apk/options.js';
 
 /**
@@ -210,6 +210,7 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
     worker.on('completed', (job) =>
       logger.info({ queue: name, job_id: job.id, result: summary(job.returnvalue) }, 'job completed'),
     );
+    if (typeof reg.processor !== 'function') trackSandboxed(name, worker, shutdown);
     worker.on('stalled', (jobId) => {
       logger.warn(
         { queue: name, job_id: jobId },

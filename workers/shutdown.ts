@@ -1,4 +1,4 @@
-import type { Job, Processor } from 'bullmq';
+import type { Job, Processor, Worker as BullWorker } from 'bullmq';
 import { WaitingError } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { QueueName } from '../jobs/queues.js';
@@ -55,6 +55,25 @@ export function guard(queue: QueueName, processor: Processor, state: ShutdownSta
       state.running.delete(key);
     }
   };
+}
+
+/**
+ * A sandboxed processor (a file BullMQ runs in a child process) cannot be wrapped by guard(), so its
+ * jobs are tracked from the Worker's events instead: `active` records the job with its lock token,
+ * `completed` and `failed` forget it. close() then names them in its "shutting down" line and, at
+ * the end of the grace period, returnToQueue() moves them back to their queue at once instead of
+ * leaving them locked until the stalled check of the next worker (lock duration, 30 s by default).
+ */
+export function trackSandboxed(queue: QueueName, worker: BullWorker, state: ShutdownState): void {
+  const key = (job: Job | undefined) => `${queue}/${job?.id}`;
+  worker.on('active', (job) => {
+    state.running.set(key(job), { job, token: job.token });
+  });
+  const forget = (job: Job | undefined) => {
+    state.running.delete(key(job));
+  };
+  worker.on('completed', forget);
+  worker.on('failed', forget);
 }
 
 /**

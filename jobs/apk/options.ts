@@ -57,6 +57,7 @@ export function apkBuildOptionsFrom(apk: ApkConfig, storageRoot?: string): ApkBu
       storageRoot,
     },
     timeoutMs: apk.timeoutMs,
+    forceKillAfterMs: apk.forceKillAfterMs,
     stubEnv: apk.stubEnv,
   };
 }

@@ -98,6 +98,7 @@ export async function runBuild(
   const timer = setTimeout(() => stopWith('timeout'), timeoutMs);
   let progress = 0;
   let written = 0;
+  let writtenLines = 0;
   const setProgress = async (p: number) => {
     p = Math.max(progress, Math.min(100, Math.floor(p)));
     if (p === progress) return;
@@ -109,8 +110,10 @@ export async function runBuild(
       const r = await scope.table('apk_builds').where({ id: buildId }).first('run_id', 'cancel_requested_at');
       if (!r || r.run_id !== runId) return stopWith('superseded');
       if (r.cancel_requested_at) stopWith('cancel');
-      if (progress !== written) {
+      // the tail too when only lines came (a step that prints and then waits must show its last lines)
+      if (progress !== written || log.lines !== writtenLines) {
         written = progress;
+        writtenLines = log.lines;
         await own().update({ progress, log_tail: log.tailText(), updated_at: new Date() });
       }
     })().catch(() => undefined);

@@ -4,8 +4,10 @@ import { Redis } from 'ioredis';
 import { Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
+import { fileURLToPath } from 'node:url';
 import { env } from '../helpers/env.js';
 import { makeTenant, seedBasics } from '../helpers/fixtures.js';
+import { waitFor } from '../helpers/events.js';
 import { createLogger } from '../../lib/logger.js';
 import { createQueues, QUEUE_NAMES, type QueueName } from '../../jobs/queues.js';
 import * as invoiceOverdue from '../../jobs/invoice-overdue.js';
@@ -255,6 +257,32 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     expect(sawAbort).to.equal(true);
     expect(h.workers.get('ticket-sla')!.isRunning()).to.equal(false);
     await h.close(); // idempotent
+  });
+
+  it('names a running sandboxed job at shutdown and moves it back to its queue at the end of the grace period', async () => {
+    const prefix = uniquePrefix();
+    const { logger, lines } = captureLogger();
+    const h = await startWorkers({
+      redisUrl: env.redisUrl,
+      knex: env.knex,
+      prefix,
+      logger,
+      queues: ['supplier-import'],
+      shutdownGraceMs: 3000,
+      registry: { 'supplier-import': { processor: fileURLToPath(new URL('./sandboxed-hang.ts', import.meta.url)) } },
+    });
+    const queues = createQueues(env.redisUrl, { prefix });
+    closers.push(() => queues.close());
+    const queue = queues.get('supplier-import');
+    await queue.add('parse', {}, { jobId: 'sandboxed-probe' });
+    await waitFor('the sandboxed job to start', async () => h.running().length > 0);
+    expect(await queue.getJobState('sandboxed-probe')).to.equal('active');
+    expect(h.running()).to.deep.equal(['supplier-import/sandboxed-probe']);
+    await h.close();
+    // back in the wait list at once, not locked until another worker's stalled check
+    expect(await queue.getJobState('sandboxed-probe')).to.equal('waiting');
+    expect(await queue.getWaitingCount()).to.equal(1);
+    expect(lines.join('')).to.include('job still running at the end of the grace period: moved back to its queue');
   });
 });
 

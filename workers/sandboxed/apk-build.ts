@@ -40,6 +40,16 @@ function depsOnce(): JobDeps {
 }
 
 process.on('SIGTERM', () => local.abort('worker shut down'));
+/*
+ * Once the worker process is gone every message to it is refused, and BullMQ's child turns the
+ * refused "job failed" message into an unhandled rejection, its uncaughtException handler sends
+ * again, is refused again, and so on: a microtask loop that never yields, so the exit below never
+ * ran and the orphan spun at full CPU for good (kill -9 of a worker mid-build). Without a parent
+ * such rejections are dropped; with one they stay uncaught exceptions as before.
+ */
+process.on('unhandledRejection', (reason) => {
+  if (process.connected) throw reason;
+});
 process.on('disconnect', () => {
   local.abort('worker gone');
   const exit = () => process.exit(0);

@@ -44,6 +44,11 @@ function depsOnce(): RunDeps {
   return deps;
 }
 
+// Without a parent, BullMQ's child loops on refused sends (see workers/sandboxed/apk-build.ts) and
+// never reaches the exit below: such rejections are dropped then, uncaught exceptions otherwise.
+process.on('unhandledRejection', (reason) => {
+  if (process.connected) throw reason;
+});
 process.on('disconnect', () => {
   const exit = () => process.exit(0);
   setTimeout(exit, 5_000).unref();

@@ -46,6 +46,7 @@ describe('/api/android-apk builds (real worker, stub toolchain)', function () {
       apkBuild: {
         toolchain: { mode: 'stub' },
         forceKillAfterMs: 1000,
+        cancelPollMs: 250, // the cancel is seen within a quarter second (production: 2 s)
         stubEnv: { APK_STUB_TASK_DELAY_MS: '60', APK_STUB_HOLD_FILE: holdFile },
       },
       registry: {

@@ -135,6 +135,19 @@ export async function processesUnder(dir: string): Promise<number[]> {
   return out;
 }
 
+/** Pids of the processes whose parent is `pid` (e.g. a worker's sandboxed children). */
+export async function childrenOf(pid: number): Promise<number[]> {
+  const out: number[] = [];
+  for (const p of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    const stat = await fs.readFile(`/proc/${p}/stat`, 'utf8').catch(() => null);
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ")"
+    const ppid = stat ? Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) : NaN;
+    if (ppid === pid) out.push(Number(p));
+  }
+  return out;
+}
+
 /** Pid printed by the stub ("Starting Gradle stub worker (pid N)"), if any. */
 export function stubWorkerPid(lines: string[]): number | null {
   for (const l of lines) {

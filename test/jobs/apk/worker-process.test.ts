@@ -8,7 +8,7 @@ import { env } from '../../helpers/env.js';
 import { makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
 import { createQueues, type Queues } from '../../../jobs/queues.js';
 import { buildJobId, enqueueBuild } from '../../../jobs/apk-build.js';
-import { processesUnder, queuedBuild } from './support.js';
+import { alive, childrenOf, processesUnder, queuedBuild } from './support.js';
 
 const CHILD = 'test/jobs/apk/worker-child.ts';
 type Child = ResultPromise<{ reject: false; timeout: number }> & { output: () => string };
@@ -17,7 +17,8 @@ type Child = ResultPromise<{ reject: false; timeout: number }> & { output: () =>
  * Issue 12 "Bad input and failure": a real worker process with the sandboxed processor
  * (workers/sandboxed/apk-build.ts) and the stub toolchain. SIGTERM ends a running build `failed`
  * ("worker shut down") within the shutdown window, Gradle's group killed even though it ignores
- * SIGTERM; kill -9 of the worker leaves no build `running` and no process of the group behind.
+ * SIGTERM; kill -9 of the worker leaves no build `running`, no process of the group behind and no
+ * orphaned sandboxed child.
  */
 describe('apk-build in a real worker process (sandboxed processor, SIGTERM, kill -9)', function () {
   this.timeout(600_000);
@@ -51,6 +52,8 @@ describe('apk-build in a real worker process (sandboxed processor, SIGTERM, kill
         TMPDIR: tmp,
         QUEUE_PREFIX: prefix,
         SHUTDOWN_GRACE_MS: '25000',
+        // SIGKILL for the group that ignores SIGTERM after 2 s instead of the default 10 s waited out
+        APK_FORCE_KILL_AFTER_MS: '2000',
         APK_TOOLCHAIN: 'stub',
         APK_STUB_TASK_DELAY_MS: '50',
         LOG_LEVEL: 'warn',
@@ -115,6 +118,8 @@ describe('apk-build in a real worker process (sandboxed processor, SIGTERM, kill
     const id = await queuedBuild(f);
     await enqueueBuild(queues.get('apk-build'), { id, tenant_id: f.tenant.id });
     await hanging(f, id);
+    const sandboxed = await childrenOf(a.pid!);
+    expect(sandboxed, 'the sandboxed processor runs in a child of the worker').to.have.length.greaterThan(0);
     a.kill('SIGKILL');
     await a;
     // a second worker picks the stalled job up once the lock expired
@@ -135,6 +140,9 @@ describe('apk-build in a real worker process (sandboxed processor, SIGTERM, kill
     else expect(r.runs).to.equal(2);
     expect(['completed', 'failed']).to.include(job);
     await until('no process left', async () => (await processesUnder(tmp)).length === 0, 20_000);
+    // the orphaned sandboxed child exits (it used to spin at full CPU for good: see workers/sandboxed/apk-build.ts)
+    const orphans = async () => (await Promise.all(sandboxed.map(alive))).every((x) => !x);
+    await until("the killed worker's sandboxed child to exit", orphans, 30_000);
     process.kill(b.pid!, 'SIGTERM');
     await b;
   });

@@ -22,7 +22,10 @@ describe('wabot group notices (subscriber of ticket_incident_created)', function
   let app: TestApp;
   let queues: Queues;
   let release: () => void;
-  const clock = new ManualClock('2026-12-03T03:00:00Z');
+  // tomorrow (UTC) from the real date: the test does not rest on a calendar date
+  const day = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+  const [yyyy, mm, dd] = day.split('-');
+  const clock = new ManualClock(`${day}T03:00:00Z`);
   const [WABLAS, FONNTE] = ACCOUNTS;
 
   before(async () => {
@@ -53,7 +56,7 @@ describe('wabot group notices (subscriber of ticket_incident_created)', function
     olt: 'OLT-CBB-01',
     home_base: 'Cibubur',
     impact_area: 'Cibubur, Cileungsi',
-    estimated_recovery_at: '2026-12-03T09:30:00Z',
+    estimated_recovery_at: `${day}T09:30:00Z`,
     group_message: null,
   };
 
@@ -115,7 +118,7 @@ describe('wabot group notices (subscriber of ticket_incident_created)', function
         'OLT: OLT-CBB-01',
         'Home base: Cibubur',
         'Area terdampak: Cibubur, Cileungsi',
-        'Perkiraan pulih: 03-12-2026 16:30',
+        `Perkiraan pulih: ${dd}-${mm}-${yyyy} 16:30`,
       ].join('\n'),
     );
   });
@@ -124,7 +127,9 @@ describe('wabot group notices (subscriber of ticket_incident_created)', function
     expect(
       incidentNoticeText({ ...PAYLOAD, group_message: 'Gangguan massal, tim sudah di lokasi.' }, 'Asia/Jakarta'),
     ).to.equal('Incident Massal\nGangguan massal, tim sudah di lokasi.');
-    expect(localTime('2026-12-31T17:05:00Z', 'Asia/Jakarta')).to.equal('01-01-2027 00:05');
+    // New Year's Eve of the current year in UTC is already New Year's Day in Jakarta (UTC+7)
+    const year = new Date().getUTCFullYear();
+    expect(localTime(`${year}-12-31T17:05:00Z`, 'Asia/Jakarta')).to.equal(`01-01-${year + 1} 00:05`);
   });
 
   it('rolled back: no event, no notice', async () => {

@@ -27,7 +27,9 @@ describe('wabot-status scheduler tick', function () {
   this.timeout(60_000);
   let app: TestApp;
   let queues: Queues;
-  const clock = new ManualClock('2026-12-03T03:00:00Z');
+  // tomorrow (UTC) from the real date: the test does not rest on a calendar date
+  const day = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+  const clock = new ManualClock(`${day}T03:00:00Z`);
   const [WABLAS, FONNTE] = ACCOUNTS;
   const ids: Record<string, number> = {};
 
@@ -79,17 +81,17 @@ describe('wabot-status scheduler tick', function () {
   it('every 5 minutes a report job per due tenant; the device job on every third tick only', async () => {
     expect(scheduler.repeat).to.deep.equal({ every: 5 * 60_000 });
     // 03:00 UTC: slot divisible by 3 (15-minute boundary)
-    const first = await tickAt('2026-12-03T03:00:00Z');
+    const first = await tickAt(`${day}T03:00:00Z`);
     expect(first.reports).to.deep.equal(['due']);
     expect(first.devices).to.deep.equal(['due']);
     expect(first.result.reports).to.be.at.least(1);
     expect(first.result.devices).to.equal(first.result.reports);
-    for (const at of ['2026-12-03T03:05:00Z', '2026-12-03T03:10:00Z']) {
+    for (const at of [`${day}T03:05:00Z`, `${day}T03:10:00Z`]) {
       const t = await tickAt(at);
       expect(t.reports, at).to.deep.equal(['due']);
       expect(t.devices, at).to.deep.equal([]);
       expect(t.result.devices, at).to.equal(0);
     }
-    expect((await tickAt('2026-12-03T03:15:00Z')).devices).to.deep.equal(['due']);
+    expect((await tickAt(`${day}T03:15:00Z`)).devices).to.deep.equal(['due']);
   });
 });
