@@ -40,8 +40,8 @@ export function outputPattern(expected: string): RegExp {
 /**
  * Starts the real `web` and `worker` processes (the Procfile's) for a README test, as every
  * readme-*.test.ts did: its own Redis database emptied first, a free port, both processes ready
- * ("web listening", "workers started", the start-up runs of the `immediately` schedulers done). They are pushed on `procs`: the caller's after() kills them
- * (killAll), also when this throws.
+ * ("web listening", "workers started", the start-up runs of the `immediately` schedulers done).
+ * They are pushed on `procs`: the caller's after() kills them (killAll), also when this throws.
  * @param redisDb the test file's Redis database number (REDIS_URL is that database of env.redisUrl)
  * @param vars the processes' environment besides REDIS_URL and PORT (DATABASE_URL, APP_KEY, ...)
  * @returns the web process's base URL and the environment both processes got
