@@ -10,6 +10,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   'wabot-throttle': () => import('./wabot-throttle.js'),
   'supplier-import': () => import('./supplier-import.js'),
   'tenant-db-copy': () => import('./tenant-db-copy.js'),
+  'write-gate': () => import('./write-gate.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

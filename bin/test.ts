@@ -14,6 +14,11 @@
  *   record counts as the median.
  * - test/zz-no-secrets.test.ts runs last in every shard: it checks that shard's own database, Redis
  *   and output (it asserts it is the last suite of its process).
+ * - The cut-over test mode (issue 15): the files of TENANT_DB_DIRS (minus TENANT_DB_EXCLUDED) run a
+ *   second time with TEST_TENANT_DB=1 (test/helpers/tenant-db-mode.ts: every tenant they make is
+ *   cut over to its own database). Each is a work item of its own (`tenant_db:<file>` in
+ *   test/durations.json) dealt with the others; a shard runs its mode items in a second mocha
+ *   process after its normal files, with TENANT_DB_LAST (the mode's own checks) last.
  * - Each shard's spec output is printed whole when the shard ends (shards never interleave); a line
  *   every 60 s says the run is alive. On SIGINT/SIGTERM the shards are stopped and what they printed
  *   so far is shown.
@@ -29,6 +34,20 @@ import { inheritedEnv } from '../lib/config.js';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DURATIONS = path.join(ROOT, 'test', 'durations.json');
 const LAST = 'test/zz-no-secrets.test.ts';
+/**
+ * Folders whose files also run on cut-over tenants (issue 15: #2's external API; #6's customers,
+ * invoices, tickets).
+ */
+export const TENANT_DB_DIRS = ['test/api/external', 'test/api/customers', 'test/api/invoices', 'test/api/tickets'];
+/** Files of TENANT_DB_DIRS that do not run in the cut-over mode, with the reason (docs/decisions.md "Issue 15"). */
+export const TENANT_DB_EXCLUDED: Record<string, string> = {
+  'test/api/customers/seed.test.ts': 'db/seeds write the shared database: demo tenants are never cut over',
+};
+/** The cut-over mode's own checks (crons on the tenant database, shared rows untouched): last in each mode process. */
+const TENANT_DB_LAST = 'test/api/tenant-db-mode/cut-over.test.ts';
+/** Key prefix of a mode item (test/durations.json, shard lists). */
+export const TENANT_DB_PREFIX = 'tenant_db:';
+
 /** The static checks of `--checks`, in order; the first that fails stops the rest. */
 const CHECKS = 'tsc --noEmit -p . && npm run -s lint && npm run -s format:check && npm run -s deps:check';
 
@@ -66,12 +85,25 @@ export function dealShards(files: string[], n: number, seconds: Record<string, n
   return shards.map((s) => s.files.sort());
 }
 
+/**
+ * The cut-over mode's work items among `files`: `tenant_db:<file>` for each file under
+ * TENANT_DB_DIRS not in TENANT_DB_EXCLUDED.
+ */
+export function tenantDbItems(files: string[]): string[] {
+  return files
+    .filter((f) => TENANT_DB_DIRS.some((d) => f.startsWith(`${d}/`)) && !(f in TENANT_DB_EXCLUDED))
+    .map((f) => `${TENANT_DB_PREFIX}${f}`);
+}
+
 interface Shard {
   index: number;
   files: string[];
+  /** Files this shard runs again in the cut-over mode (TEST_TENANT_DB=1), TENANT_DB_LAST included. */
+  tenantDbFiles: string[];
   child?: ChildProcess;
   output: string;
   timings: string;
+  tenantDbTimings: string;
   code?: number | null;
   passing?: number;
   failing?: number;
@@ -101,23 +133,36 @@ function readDurations(): Record<string, number> {
   }
 }
 
-function runShard(shard: Shard): Promise<void> {
+/** Runs one mocha process of a shard; resolves with its exit code (its output is added to the shard's). */
+function runMocha(shard: Shard, files: string[], extraEnv: Record<string, string>): Promise<number | null> {
   const mocha = path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
   const reporter = path.join(ROOT, 'test', 'helpers', 'timing-reporter.cjs');
-  const child = spawn(process.execPath, [mocha, '--reporter', reporter, ...shard.files], {
+  const child = spawn(process.execPath, [mocha, '--reporter', reporter, ...files], {
     cwd: ROOT,
-    env: { ...inheritedEnv(), TEST_SHARD: String(shard.index), TEST_TIMINGS_OUT: shard.timings },
+    env: { ...inheritedEnv(), TEST_SHARD: String(shard.index), ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true, // its own process group, so a stop reaches everything it started
   });
   shard.child = child;
   child.stdout!.on('data', (b: Buffer) => (shard.output += b.toString()));
   child.stderr!.on('data', (b: Buffer) => (shard.output += b.toString()));
-  return endOf(child).then((code) => {
-    shard.code = code;
-    shard.passing = Number(/(\d+) passing/.exec(shard.output)?.[1] ?? 0);
-    shard.failing = Number(/(\d+) failing/.exec(shard.output)?.[1] ?? 0);
-  });
+  return endOf(child);
+}
+
+/** A shard: its files in one mocha process, then its cut-over mode files (if any) in a second one. */
+async function runShard(shard: Shard): Promise<void> {
+  const codes: (number | null)[] = [];
+  if (shard.files.length) codes.push(await runMocha(shard, shard.files, { TEST_TIMINGS_OUT: shard.timings }));
+  if (shard.tenantDbFiles.length) {
+    shard.output += `\n----- cut-over mode (TEST_TENANT_DB=1): ${shard.tenantDbFiles.length} files -----\n`;
+    codes.push(
+      await runMocha(shard, shard.tenantDbFiles, { TEST_TENANT_DB: '1', TEST_TIMINGS_OUT: shard.tenantDbTimings }),
+    );
+  }
+  shard.code = codes.find((c) => c !== 0) ?? 0;
+  const sum = (re: RegExp) => [...shard.output.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
+  shard.passing = sum(/(\d+) passing/g);
+  shard.failing = sum(/(\d+) failing/g);
 }
 
 /**
@@ -162,18 +207,26 @@ async function main() {
   const withLast = all.includes(LAST);
   const files = all.filter((f) => f !== LAST);
   const durations = readDurations();
-  const dealt = dealShards(files, Math.min(n, Math.max(1, files.length)), durations);
+  const modeItems = tenantDbItems(all);
+  const items = [...files, ...modeItems];
+  const dealt = dealShards(items, Math.min(n, Math.max(1, items.length)), durations);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'isp-test-run-'));
-  const shards: Shard[] = dealt.map((f, index) => ({
-    index,
-    files: withLast ? [...f, LAST] : f,
-    output: '',
-    timings: path.join(tmp, `timings-${index}.json`),
-  }));
+  const shards: Shard[] = dealt.map((f, index) => {
+    const normal = f.filter((x) => !x.startsWith(TENANT_DB_PREFIX));
+    const mode = f.filter((x) => x.startsWith(TENANT_DB_PREFIX)).map((x) => x.slice(TENANT_DB_PREFIX.length));
+    return {
+      index,
+      files: withLast ? [...normal, LAST] : normal,
+      tenantDbFiles: mode.length ? [...mode, TENANT_DB_LAST] : [],
+      output: '',
+      timings: path.join(tmp, `timings-${index}.json`),
+      tenantDbTimings: path.join(tmp, `timings-${index}-tenant-db.json`),
+    };
+  });
   const t0 = Date.now();
   console.log(
     `${all.length} test files in ${shards.length} shard(s), run at the same time: ` +
-      shards.map((s) => `${s.files.length} files`).join(', '),
+      shards.map((s) => `${s.files.length} files + ${s.tenantDbFiles.length} cut-over`).join(', '),
   );
 
   const check = checks ? runChecks() : null;
@@ -223,6 +276,12 @@ async function main() {
     } catch {
       /* the shard died before its end */
     }
+    try {
+      const mode = JSON.parse(fs.readFileSync(s.tenantDbTimings, 'utf8')) as Record<string, number>;
+      for (const [f, sec] of Object.entries(mode)) seconds[`${TENANT_DB_PREFIX}${f}`] = sec;
+    } catch {
+      /* no cut-over process, or it died before its end */
+    }
   }
   fs.rmSync(tmp, { recursive: true, force: true });
   const slowest = Object.entries(seconds)
@@ -231,7 +290,9 @@ async function main() {
   if (slowest.length) console.log(`\nslowest files: ${slowest.map(([f, s]) => `${f} ${s} s`).join(', ')}`);
   if (record) {
     const merged = { ...durations, ...seconds };
-    const kept = Object.fromEntries(Object.entries(merged).filter(([f]) => fs.existsSync(path.join(ROOT, f))));
+    const kept = Object.fromEntries(
+      Object.entries(merged).filter(([f]) => fs.existsSync(path.join(ROOT, f.replace(TENANT_DB_PREFIX, '')))),
+    );
     const sorted = Object.fromEntries(
       Object.keys(kept)
         .sort()

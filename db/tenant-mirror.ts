@@ -29,7 +29,9 @@ export async function mirrorUser(
     [userId, tenantId],
   );
   if (!r.rows.length) return;
-  const links = (await knex('user_roles').where({ user_id: userId }).select('user_id', 'role_id')) as {
+  // the links keep their shared ids (as the cutover's passes copy them): a link inserted without
+  // one took the tenant database's own user_roles sequence, which the copied rows already used
+  const links = (await knex('user_roles').where({ user_id: userId }).select('id', 'user_id', 'role_id')) as {
     role_id: number;
   }[];
   const roleIds = links.map((l) => Number(l.role_id));

@@ -6,9 +6,9 @@ import { MIGRATIONS_DIR } from './knex.js';
 const { knex: createKnexInstance } = knexPkg;
 
 /**
- * A knex pool per tenant database, connected as the tenant's own role (issue 14): small (0..2),
- * opened on first use, closed on shutdown. Keyed by tenant, so a changed password or host (a
- * rollback and a new pilot) replaces the tenant's pool.
+ * A knex pool per tenant database, connected as the tenant's own role (issue 14): small (requests
+ * 0..2, jobs 0..JOB_POOL_MAX), opened on first use, closed on shutdown. Keyed by tenant, so a
+ * changed password or host (a rollback and a new pilot) replaces the tenant's pool.
  */
 
 /** Where and as whom a tenant database is reached; the password is opened from its sealed column. */
@@ -25,6 +25,8 @@ export interface TenantPoolBounds {
   connectTimeoutMs: number;
   /** statement_timeout of every session (0: none, for migrations and copies) */
   statementTimeoutMs: number;
+  /** most connections of one tenant's pool (default 2) */
+  maxConnections?: number;
 }
 
 /**
@@ -87,7 +89,7 @@ export function createTenantPools(bounds?: TenantPoolBounds): TenantPools {
       const existing = pools.get(tenantId);
       if (existing?.key === key) return existing.knex;
       if (existing) void release(tenantId);
-      const knex = createKnexInstance(tenantKnexConfig(conn, bounds));
+      const knex = createKnexInstance(tenantKnexConfig(conn, bounds, { min: 0, max: bounds?.maxConnections ?? 2 }));
       pools.set(tenantId, { key, knex });
       return knex;
     },
@@ -99,12 +101,30 @@ export function createTenantPools(bounds?: TenantPoolBounds): TenantPools {
 }
 
 /**
- * Bounds of the two registries of a process (decision): requests (the connection test, previews)
- * wait at most 5 s for a connection and 10 s for a statement; jobs (schema, copy) 5 s to connect
- * and no statement timeout (a migration or a batch may take longer).
+ * Connections of a tenant's JOB pool (issue 15, decision in docs/decisions.md "Cut-over tenants:
+ * small fixes"). Every per-tenant job of one worker process shares it (tenantPools('job') is per
+ * process, not per queue). Most jobs hold one connection at a time; two hold a transaction and
+ * query outside it, i.e. 2 at their peak: customer-network-push (its transaction + the fake
+ * driver's own connection, "like a router") and imap-sync (the account lock's transaction for the
+ * whole run + each query of the sync). Such jobs cannot deadlock on the pool when it has at least
+ * (their concurrency together) × (2 - 1) + 1 connections: customer-network 4 + imap-sync 4 + 1 = 9
+ * with workers/registry.ts's concurrencies (a test checks the bound against the registry); one more
+ * for the jobs that hold one. Idle connections close after 10 s (min 0).
+ */
+export const JOB_POOL_MAX = 10;
+
+/**
+ * Bounds of the two registries of a process (decision): requests (the connection test, previews,
+ * cut-over tenants' routes) wait at most 5 s for a connection and 10 s for a statement, 2
+ * connections per tenant; jobs (schema, copy, every per-tenant job) 5 s to connect and no statement
+ * timeout (a migration or a batch may take longer), JOB_POOL_MAX connections per tenant.
  */
 export const REQUEST_POOL_BOUNDS: TenantPoolBounds = { connectTimeoutMs: 5000, statementTimeoutMs: 10_000 };
-export const JOB_POOL_BOUNDS: TenantPoolBounds = { connectTimeoutMs: 5000, statementTimeoutMs: 0 };
+export const JOB_POOL_BOUNDS: TenantPoolBounds = {
+  connectTimeoutMs: 5000,
+  statementTimeoutMs: 0,
+  maxConnections: JOB_POOL_MAX,
+};
 
 const shared: Partial<Record<'request' | 'job', TenantPools>> = {};
 /**

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { open } from '../lib/crypto.js';
 import { TENANT_TABLES, TenantScope, type TenantTable } from './tenant-scope.js';
 import { tenantPools } from './tenant-pools.js';
+import { gateWrites, type GatedTransaction } from './autocommit-gate.js';
 
 /**
  * Where a tenant's rows live (issue 15 item 4, decision in docs/decisions.md "Issue 15"): ONE
@@ -126,7 +127,10 @@ export async function writeGate(trx: Knex.Transaction, tenantId: number, waitMs 
  * A knex whose `transaction(cb)` opens the gate first: the transaction holds the shared cutover
  * lock of the tenant until it ends, and when the tenant's db_mode is no longer `mode` the
  * transaction is rolled back and `cb` runs once more on the other side's knex, which then serves
- * every later query of this knex. Everything else is the underlying knex (a Proxy).
+ * every later query of this knex. A write run outside a transaction (autocommit: a builder's
+ * insert/update/del/truncate, objection's insert/patch/delete, a raw INSERT/UPDATE/DELETE/...,
+ * batchInsert) runs in such a gated transaction too (db/autocommit-gate.ts); reads stay
+ * autocommit and ungated. Everything else is the underlying knex (a Proxy).
  * @param base the knex of the side `mode` names
  * @param other resolves the knex of a mode (the retry)
  */
@@ -139,8 +143,26 @@ export function gatedKnex(base: Knex, tenantId: number, mode: DbMode, other: Kne
       if (now !== side) throw new TenantMoved(now);
       return cb(trx);
     }, config);
+  // `transaction()` without a callback (knex's provider form): the same gate before it is handed out
+  const opened = async (config?: Knex.TransactionConfig): Promise<Knex.Transaction> => {
+    for (let tries = 0; ; tries += 1) {
+      const trx = await current.transaction(config);
+      let now: DbMode;
+      try {
+        now = await writeGate(trx, tenantId);
+      } catch (err) {
+        await trx.rollback();
+        throw err;
+      }
+      if (now === side) return trx;
+      await trx.rollback();
+      if (tries > 0) throw new TenantDbCutoverInProgress();
+      current = await other(now);
+      side = now;
+    }
+  };
   const transaction = async (cb: unknown, config?: Knex.TransactionConfig) => {
-    if (typeof cb !== 'function') return base.transaction(cb as Knex.TransactionConfig);
+    if (typeof cb !== 'function') return opened((cb ?? config) as Knex.TransactionConfig | undefined);
     const fn = cb as (trx: Knex.Transaction) => unknown;
     try {
       return await attempt(current, side, fn, config);
@@ -157,13 +179,23 @@ export function gatedKnex(base: Knex, tenantId: number, mode: DbMode, other: Kne
       }
     }
   };
+  const gate = transaction as GatedTransaction;
+  const queryBuilder = () => gateWrites(current.queryBuilder(), gate);
+  const raw = (...args: unknown[]) => gateWrites((current.raw as (...a: unknown[]) => Knex.Raw)(...args), gate);
+  const batchInsert = (...args: Parameters<Knex['batchInsert']>) =>
+    gate((trx) => current.batchInsert(...args).transacting(trx));
   return new Proxy(base, {
     get(_target, prop) {
       if (prop === 'transaction') return transaction;
+      // builders and raws run their autocommit writes through the gate (db/autocommit-gate.ts);
+      // knex.insert/update/from/... of the knex object call this.queryBuilder(), i.e. this trap
+      if (prop === 'queryBuilder') return queryBuilder;
+      if (prop === 'raw') return raw;
+      if (prop === 'batchInsert') return batchInsert;
       return Reflect.get(current, prop, current);
     },
     apply(_target, thisArg, args) {
-      return Reflect.apply(current, thisArg, args);
+      return gateWrites(Reflect.apply(current, thisArg, args), gate);
     },
   });
 }
@@ -236,8 +268,9 @@ async function knexOfMode(
 
 /**
  * The TenantScope of a tenant (item 4): its knex from the tenant's db_mode, gated (every
- * `scope.knex.transaction` takes the cutover lock shared and re-reads db_mode; moved: retried
- * once on the other side). Build one per request and per job run, never cache it.
+ * `scope.knex.transaction`, and every write run outside a transaction, takes the cutover lock
+ * shared and re-reads db_mode; moved: retried once on the other side; reads are not gated).
+ * Build one per request and per job run, never cache it.
  * @param knex the shared database
  */
 export async function tenantScopeOf(

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Model, ModelClass, ModelConstructor, PartialModelObject, QueryBuilderType } from 'objection';
 import { runStatement, statement, type RunOptions, type Statement } from './statement.js';
 import { nextNumber } from './numbering.js';
+import { isWriteSql } from './autocommit-gate.js';
 
 /** Tables whose rows carry tenant_id (DESIGN.md §5). */
 export type TenantTable =
@@ -122,6 +123,8 @@ export interface SharedTables {
 /** A fixed SQL statement over tenant tables whose `$1` is the tenant id (see tenantStatement). */
 export interface TenantStatement extends Statement {
   readonly tenantBound: true;
+  /** The text writes (db/autocommit-gate.ts isWriteSql): run() runs it in a gated transaction. */
+  readonly writes: boolean;
 }
 
 /**
@@ -156,7 +159,7 @@ export function tenantStatement(name: string, text: string): TenantStatement {
     if (!pinned.has(alias))
       throw new Error(`SQL statement "${name}": ${table} ${alias} is not confined to the tenant ($1)`);
   }
-  return Object.freeze({ ...statement(name, text), tenantBound: true as const });
+  return Object.freeze({ ...statement(name, text), tenantBound: true as const, writes: isWriteSql(text) });
 }
 
 /**
@@ -238,10 +241,15 @@ export class TenantScope {
    * Runs a fixed tenant statement (tenantStatement) as a named prepared statement, with this
    * scope's tenant id bound as `$1`.
    * @param values bind values for `$2..$n`
+   * A statement that writes (TenantStatement.writes), called outside a transaction, runs in the
+   * scope's transaction (gated: db/autocommit-gate.ts).
    * @param opts `timestamps: 'iso'` returns timestamptz columns as ISO 8601 strings (db/statement.ts)
    * @returns the rows
    */
   run<R = Record<string, any>>(stmt: TenantStatement, values: unknown[] = [], opts?: RunOptions): Promise<R[]> {
+    // a writing statement outside a transaction goes through the scope's (gated) transaction
+    if (stmt.writes && !(this.knex as Knex.Transaction).isTransaction)
+      return this.knex.transaction((trx) => runStatement<R>(trx, stmt, [this.tenantId, ...values], opts));
     return runStatement<R>(this.knex, stmt, [this.tenantId, ...values], opts);
   }
 

@@ -12,14 +12,18 @@ import { isRetryable } from './provisioning/steps.js';
  * Job `customer-mailbox` (issue 13 item 9): creates a customer's mailbox at the mail panel with the
  * generated password sealed on its customer_mailboxes row, then sets customers.email. A mailbox the
  * panel already has is `existed` (its password is not ours: the sealed one is dropped). Retries only
- * network errors, 5xx and 429 (5 attempts); the data is the row id only.
+ * network errors, 5xx and 429 (5 attempts); the data is the row id and
+ * its tenant (issue 15).
  */
 export const QUEUE = 'customer-mailbox' as const;
 
 /** Job data: the customer_mailboxes row (never a password). */
 export interface CustomerMailboxData {
   mailbox_id: number;
-  /** The row's tenant (issue 15 item 4: its database after its cutover); absent in older jobs: shared. */
+  /**
+   * The row's tenant (issue 15 item 4: its database after its cutover); absent in jobs enqueued before
+   * it: taken from the shared row the job names.
+   */
   tenant_id?: number;
 }
 
@@ -89,19 +93,34 @@ export async function createCustomerMailbox(
   }
 }
 
-/** BullMQ processor of `customer-mailbox`. */
+/**
+ * BullMQ processor of `customer-mailbox`: works on the row in its tenant's database (the tenant's
+ * db_mode, issue 15 item 4). A job enqueued before jobs carried `tenant_id` takes the tenant from
+ * the shared row it names (a row made before the cutover keeps its id and tenant in the copy).
+ * @throws UnrecoverableError (no retry) when such a job names no shared row: its tenant is unknown
+ */
 export async function process(job: Job<CustomerMailboxData>): Promise<CustomerMailboxResult> {
   const deps = jobDeps();
   if (!deps.appKey) throw new UnrecoverableError('customer-mailbox needs the APP_KEY');
   const rt = resolveRuntime(deps.knex, deps.appKey, deps.provisioning);
   const attempt = { n: job.attemptsMade + 1, of: job.opts.attempts ?? 1 };
-  // the row in the tenant's database after its cutover (issue 15 item 4)
-  const tenantId = Number(job.data.tenant_id);
-  const knex =
-    Number.isSafeInteger(tenantId) && tenantId > 0
-      ? ((await tenantScopeOf(deps.knex, tenantId, deps.appKey, 'job')).knex as Knex)
-      : deps.knex;
+  const tenantId = await tenantOfJob(deps.knex, job.data);
+  const knex = (await tenantScopeOf(deps.knex, tenantId, deps.appKey, 'job')).knex as Knex;
   return createCustomerMailbox(knex, rt, deps.appKey, job.data.mailbox_id, attempt, jobClock().now());
+}
+
+/** The job's tenant: its data's tenant_id, else the tenant of the shared row it names (older jobs). */
+async function tenantOfJob(shared: Knex, data: CustomerMailboxData): Promise<number> {
+  const given = Number(data.tenant_id);
+  if (Number.isSafeInteger(given) && given > 0) return given;
+  const row = (await shared('customer_mailboxes').where({ id: data.mailbox_id }).first('tenant_id')) as
+    { tenant_id: number } | undefined;
+  if (!row)
+    throw new UnrecoverableError(
+      `customer mailbox ${data.mailbox_id}: the job carries no tenant_id and the shared database has no such ` +
+        'row (a cut-over tenant’s row?); create the e-mail account again',
+    );
+  return Number(row.tenant_id);
 }
 
 /**
@@ -109,11 +128,11 @@ export async function process(job: Job<CustomerMailboxData>): Promise<CustomerMa
  * @param tenantId the row's tenant: the job then works in its database after its cutover (issue 15)
  * @throws QueueUnavailableError (503) when Redis cannot take it
  */
-export function enqueueCustomerMailbox(queue: Queue, id: number, tenantId?: number) {
+export function enqueueCustomerMailbox(queue: Queue, id: number, tenantId: number) {
   return addOrUnavailable<CustomerMailboxData>(
     queue,
     'customer-mailbox',
-    tenantId ? { mailbox_id: id, tenant_id: tenantId } : { mailbox_id: id },
+    { mailbox_id: id, tenant_id: tenantId },
     { ...DEFAULT_JOB_OPTIONS, jobId: `cmb-${id}`, attempts: 5 },
   );
 }

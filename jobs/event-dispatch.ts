@@ -218,7 +218,7 @@ export async function dispatchEvents(
     await reportProgress(job, handled, total);
     if (eventId) break;
   }
-  if (!eventId) result.purged = await purge(knex, tenantId);
+  if (!eventId) result.purged = await purge(knex, tenantId, excludeTenantIds);
   await job.log(
     `done: ${result.dispatched} dispatched, ${result.deliveries} delivery(ies), ` +
       `${result.failed} failed, ${result.purged} purged`,

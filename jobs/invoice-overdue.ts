@@ -13,7 +13,7 @@ import {
   tenantSlugs,
   throwIfAborted,
 } from './platform-scan.js';
-import { forEachTenantDatabase, tenantScopeOf } from '../db/tenant-routing.js';
+import { forEachTenantDatabase, tenantScopeOf, type ScanTarget } from '../db/tenant-routing.js';
 import { settingsOf } from '../api/settings/service.js';
 import { suspendForOverdue } from '../api/customers/network-state.js';
 
@@ -140,12 +140,6 @@ async function markOverdue(
     .map(([, d]) => d)
     .sort()
     .at(-1)!;
-  // Issue 15: the shared database minus the cut-over tenants, then each cut-over tenant's database
-  const pastDue = `FROM invoices i
-    JOIN tenants t ON t.id = i.tenant_id
-    JOIN (VALUES ${zones.map(() => '(?::text, ?::date)').join(', ')}) AS z(tz, today) ON z.tz = t.timezone
-    WHERE i.status = 'unpaid' AND i.due_date < ?::date AND i.due_date < z.today
-      AND (?::int IS NULL OR i.tenant_id = ?::int) AND NOT (i.tenant_id = ANY(?::int[]))`;
   const perTenant: Record<string, number> = {};
   let changed = 0;
   let batches = 0;
@@ -155,7 +149,12 @@ async function markOverdue(
     async (target) => {
       if (target.tenantId !== null && tenantId !== null && target.tenantId !== tenantId) return;
       const k = target.knex;
-      const pastDueBindings = [...zones.flat(), latest, tenantId, tenantId, target.excludeTenantIds];
+      const past = await pastDueOf(knex, target, zones, latest, tenantId);
+      if (!past) {
+        await job.log(`tenant ${target.tenantId}'s database: its time zone is unknown here, skipped this run`);
+        return;
+      }
+      const [pastDue, pastDueBindings] = past;
       const {
         rows: [{ total }],
       } = await k.raw(`SELECT count(*)::int AS total ${pastDue}`, pastDueBindings);
@@ -193,6 +192,38 @@ async function markOverdue(
   const suspended = await isolateOverdue(knex, asOf, tenantId, job, signal);
   await job.updateProgress(100);
   return { changed, as_of: asOf.toISOString(), today, tenants: perTenant, batches, suspended };
+}
+
+/**
+ * The past-due filter (`FROM invoices i ... WHERE ...`) and its bindings for one database of the
+ * scan (issue 15: the shared database minus the cut-over tenants, then each cut-over tenant's).
+ * The time zone is always the SHARED tenants row's (identity table): a tenant database keeps only
+ * the cutover's copy of that row, stale after a change, so its query takes the tenant's today from
+ * the shared row instead of joining its own `tenants`.
+ * @param zones today per zone (todayPerZone, read on the shared database)
+ * @returns null when the cut-over tenant's zone is not one of `zones` (unknown here)
+ */
+async function pastDueOf(
+  shared: Knex,
+  target: ScanTarget,
+  zones: [string, string][],
+  latest: string,
+  tenantId: number | null,
+): Promise<[string, Knex.RawBinding[]] | null> {
+  if (target.tenantId === null) {
+    const sql = `FROM invoices i
+    JOIN tenants t ON t.id = i.tenant_id
+    JOIN (VALUES ${zones.map(() => '(?::text, ?::date)').join(', ')}) AS z(tz, today) ON z.tz = t.timezone
+    WHERE i.status = 'unpaid' AND i.due_date < ?::date AND i.due_date < z.today
+      AND (?::int IS NULL OR i.tenant_id = ?::int) AND NOT (i.tenant_id = ANY(?::int[]))`;
+    return [sql, [...zones.flat(), latest, tenantId, tenantId, target.excludeTenantIds]];
+  }
+  const t = (await shared('tenants').where({ id: target.tenantId }).first('timezone')) as
+    { timezone: string } | undefined;
+  const today = zones.find(([tz]) => tz === t?.timezone)?.[1];
+  if (!today) return null;
+  const sql = `FROM invoices i WHERE i.status = 'unpaid' AND i.due_date < ?::date AND i.tenant_id = ?::int`;
+  return [sql, [today, target.tenantId]];
 }
 
 /**

@@ -1,4 +1,3 @@
-import { forEachTenantDatabase } from '../../db/tenant-routing.js';
 import { webRoute, type AnyWebRoute } from '../http/web-route.js';
 import type { Input } from '../http/route.js';
 import type { AppContext } from '../context.js';
@@ -10,6 +9,7 @@ import { systemClock } from '../../lib/clock.js';
 import { assertUnlocked } from '../platform/readiness.js';
 import { runsDeps } from '../platform/runs/service.js';
 import { generateMailboxPassword } from '../../jobs/provisioning/steps.js';
+import { addressTaken, claimMailboxAddress } from './mailbox-claim.js';
 import {
   customerMailboxAad,
   enqueueCustomerMailbox,
@@ -104,29 +104,23 @@ async function createAccount(ctx: AppContext, id: number, body: { local_part?: s
     const local = (body.local_part ?? `${slug}.${String(customer.code)}`).toLowerCase();
     if (!new RegExp(LOCAL).test(local)) throw new ValidationFailed({ local_part: ['Not a valid mailbox name.'] });
     const address = `${local}@${await mailDomainOf(ctx, scope.tenantId)}`;
-    // addresses are unique across tenants: every database holding customer_mailboxes is asked (the
-    // shared one without the cut-over tenants, then each cut-over tenant's; issue 15 item 4)
-    let taken = false;
-    await forEachTenantDatabase(ctx.deps.knex, appKey, async (t) => {
-      if (taken) return;
-      const q = t.knex('customer_mailboxes').whereRaw('lower(address) = lower(?)', [address]);
-      if (t.excludeTenantIds.length) q.whereNotIn('tenant_id', t.excludeTenantIds);
-      taken = !!(await q.first('id'));
-    });
-    if (taken) throw new ValidationFailed({ local_part: [`${address} is taken.`] });
+    // addresses are unique across tenants and databases: claimed under the shared database's lock
+    // on the address (issue 15 item 4, api/customers/mailbox-claim.ts)
     const password = generateMailboxPassword();
     try {
-      row = await scope.insert('customer_mailboxes', {
-        customer_id: id,
-        address,
-        quota_mb: body.quota_mb ?? 1024,
-        status: 'pending',
-        password_enc: seal(appKey, password, customerMailboxAad(scope.tenantId, address)),
-      });
+      row = await claimMailboxAddress(ctx.deps.knex, appKey, address, () =>
+        scope.insert('customer_mailboxes', {
+          customer_id: id,
+          address,
+          quota_mb: body.quota_mb ?? 1024,
+          status: 'pending',
+          password_enc: seal(appKey, password, customerMailboxAad(scope.tenantId, address)),
+        }),
+      );
     } catch (err) {
       if ((err as { code?: string }).code !== '23505') throw err;
       row = await scope.table('customer_mailboxes').where({ customer_id: id }).first();
-      if (!row) throw new ValidationFailed({ local_part: [`${address} is taken.`] });
+      if (!row) throw addressTaken(address);
     }
   }
   if (row.status === 'existed' || row.status === 'created') return [200, view(row, { created: false })] as const;

@@ -1,10 +1,9 @@
 import { webRoute, type AnyWebRoute } from '../http/web-route.js';
 import type { AppContext } from '../context.js';
 import { singleLine, type Schema } from '../http/validation.js';
-import { tenantParams } from './tenant-param.js';
-import { platformActorOf, platformBase } from './tenants-routes.js';
+import { platformActorOf } from './tenants-routes.js';
+import { depsOf as stepDepsOf, queueUnavailable, runRouteBase } from './tenant-db-routes.js';
 import { dataOne, runOne } from './tenant-db-schemas.js';
-import { QUEUE } from './tenant-db/runs.js';
 import { readTenantDb } from './tenant-db/state.js';
 import { tenantConnection } from './tenant-db/admin.js';
 import { tenantPools } from '../../db/tenant-pools.js';
@@ -23,17 +22,8 @@ import {
 const BASE = '/api/platform/tenants/:tenant/provisioning/tenant-db';
 type P = { tenant: string };
 
-function depsOf(ctx: AppContext): CutoverDeps {
-  const appKey = ctx.deps.config.appKey;
-  if (!appKey) throw new Error('APP_KEY is not configured');
-  return {
-    knex: ctx.deps.knex,
-    appKey,
-    queue: ctx.deps.queues.get(QUEUE),
-    enqueueTimeoutMs: ctx.deps.queues.enqueueTimeoutMs,
-    clock: ctx.deps.config.tenantDbClock,
-  };
-}
+/** The step routes' dependencies and the approvals' clock. */
+const depsOf = (ctx: AppContext): CutoverDeps => ({ ...stepDepsOf(ctx), clock: ctx.deps.config.tenantDbClock });
 
 const phrase = { type: 'string', maxLength: 100, ...singleLine, description: 'The step’s confirmation phrase.' };
 const approvalId = { type: 'integer', minimum: 1, maximum: 2147483647, description: 'tenant_db_approvals id.' };
@@ -69,16 +59,14 @@ const errors = {
       'VALIDATION_FAILED (fields, confirm_phrase, fingerprint) or INVALID_TRANSITION (master tenant, approval used, ' +
       'expired, superseded or outside its window, tenant database status, unfinished run)',
   },
-  503: { description: 'QUEUE_UNAVAILABLE: Redis did not take the job; no run is kept' },
+  ...queueUnavailable,
 };
 
 export const tenantDbCutoverRoutes: AnyWebRoute[] = [
   webRoute<P, Record<string, never>, CutoverInput>({
-    ...platformBase,
+    ...runRouteBase,
     method: 'post',
     path: `${BASE}/cutover-production`,
-    params: tenantParams,
-    demoAction: 'provisioning.run',
     body: cutoverBody,
     summary:
       'Move the tenant to its own database for production (phrase CUTOVER TENANT DB PRODUCTION; an approval in its window)',
@@ -90,11 +78,9 @@ export const tenantDbCutoverRoutes: AnyWebRoute[] = [
     },
   }),
   webRoute<P, Record<string, never>, RollbackInput>({
-    ...platformBase,
+    ...runRouteBase,
     method: 'post',
     path: `${BASE}/rollback-production`,
-    params: tenantParams,
-    demoAction: 'provisioning.run',
     body: rollbackBody,
     summary:
       'Move a cut-over tenant back to the shared database (dry_run: the plan only; else phrase ROLLBACK TENANT DB PRODUCTION)',

@@ -16,7 +16,11 @@ const BASE = '/api/platform/tenants/:tenant/provisioning';
 type P = { tenant: string };
 type Phrase = { confirm_phrase?: string };
 
-function depsOf(ctx: AppContext): TenantDbDeps {
+/**
+ * The dependencies of a tenant-db step route (shared with the cutover routes).
+ * @throws Error when APP_KEY is not configured
+ */
+export function depsOf(ctx: AppContext): TenantDbDeps {
   const appKey = ctx.deps.config.appKey;
   if (!appKey) throw new Error('APP_KEY is not configured');
   return {
@@ -34,21 +38,28 @@ const common = {
       'VALIDATION_FAILED (fields, confirm_phrase) or INVALID_TRANSITION (status, unfinished run, no tenant_db credential)',
   },
 };
+/** The 503 of every route that queues a tenant-db run. */
+export const queueUnavailable = {
+  503: { description: 'QUEUE_UNAVAILABLE: Redis did not take the job; no run is kept' },
+};
 const queued = {
   202: { description: 'The queued run (job tdb-run-<id> on queue tenant-db)', schema: runOne },
   ...common,
-  503: { description: 'QUEUE_UNAVAILABLE: Redis did not take the job; no run is kept' },
+  ...queueUnavailable,
 };
+/**
+ * The options every route that starts a tenant-db run shares: platform admins, {tenant}, and the
+ * demo guard (documents 403 demo_guard_blocked; the service checks the path's tenant, platform
+ * admins have none).
+ */
+export const runRouteBase = { ...platformBase, params: tenantParams, demoAction: 'provisioning.run' } as const;
 
 /** A phrase-gated (or phrase-less) step answered 202 with its run. */
 export function stepRoute(path: string, kind: Exclude<RunKind, 'pilot_run'>, summary: string): AnyWebRoute {
   return webRoute<P, Record<string, never>, Phrase>({
-    ...platformBase,
+    ...runRouteBase,
     method: 'post',
     path: `${BASE}/${path}`,
-    params: tenantParams,
-    // documents 403 demo_guard_blocked; the service checks the path's tenant (platform admins have none)
-    demoAction: 'provisioning.run',
     body: kind === 'copy_dry_run' ? emptyBody : phraseBody,
     summary,
     responses: queued,
@@ -80,11 +91,9 @@ export const tenantDbRoutes: AnyWebRoute[] = [
     },
   }),
   webRoute<P, Record<string, never>, PilotInput>({
-    ...platformBase,
+    ...runRouteBase,
     method: 'post',
     path: `${BASE}/pilot-db/run`,
-    params: tenantParams,
-    demoAction: 'provisioning.run',
     body: pilotBody,
     summary: 'Create the pilot database and its role (phrase RUN DB PILOT; no DNS, no mailbox)',
     responses: queued,

@@ -172,24 +172,37 @@ async function runHandler(
   }
 }
 
-/** Deletes expired events (deliveries cascade), at most PURGE_BATCH_SIZE per run. */
-export async function purge(knex: Knex, tenantId: number | null): Promise<number> {
+/**
+ * Deletes expired events (deliveries cascade), at most PURGE_BATCH_SIZE per statement kind per run.
+ * @param tenantId limits the purge to one tenant (null: every tenant of this database)
+ * @param exclude tenants whose rows are kept (issue 15: the cut-over tenants on the shared database,
+ *   whose shared rows are what a production rollback and the "shared rows untouched" promise rely on;
+ *   their own database's purge deletes their expired events)
+ * @returns the rows deleted
+ */
+export async function purge(knex: Knex, tenantId: number | null, exclude: number[] = []): Promise<number> {
+  // an array literal: knex would expand a JS array into several placeholders
+  const excluded = `{${exclude.map(Number).join(',')}}`;
   const { rowCount } = await knex.raw(
     `DELETE FROM event_outbox WHERE id IN (
        (SELECT id FROM event_outbox WHERE dispatched_at < now() - ?::int * interval '1 day'
-          AND (?::int IS NULL OR tenant_id = ?::int) ORDER BY dispatched_at LIMIT ?)
+          AND (?::int IS NULL OR tenant_id = ?::int) AND tenant_id <> ALL(?::int[])
+          ORDER BY dispatched_at LIMIT ?)
        UNION ALL
        (SELECT id FROM event_outbox WHERE dispatched_at IS NULL AND attempts >= ?
-          AND created_at < now() - ?::int * interval '1 day' AND (?::int IS NULL OR tenant_id = ?::int) LIMIT ?))`,
+          AND created_at < now() - ?::int * interval '1 day' AND (?::int IS NULL OR tenant_id = ?::int)
+          AND tenant_id <> ALL(?::int[]) LIMIT ?))`,
     [
       RETENTION_DAYS,
       tenantId,
       tenantId,
+      excluded,
       PURGE_BATCH_SIZE,
       MAX_EVENT_ATTEMPTS,
       RETENTION_DAYS,
       tenantId,
       tenantId,
+      excluded,
       PURGE_BATCH_SIZE,
     ],
   );

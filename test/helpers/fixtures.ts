@@ -4,6 +4,9 @@ import { login } from '../../api/auth/service.js';
 import { createToken } from '../../api/tokens/service.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { env } from './env.js';
+import { mirrorUser } from '../../db/tenant-mirror.js';
+import { TEST_WEB_APP_KEY } from './http.js';
+import { cutOverTenant, routedScope, TENANT_DB_MODE } from './tenant-db-mode.js';
 import { addDays, DEFAULT_TIME_ZONE, systemClock, todayIn, type Clock } from '../../lib/clock.js';
 
 const uniq = () => randomBytes(4).toString('hex');
@@ -20,7 +23,9 @@ export interface TenantFixture {
 }
 
 /**
- * Creates a tenant (unique slug) and logs its Super Admin in.
+ * Creates a tenant (unique slug) and logs its Super Admin in. In the cut-over test mode
+ * (TEST_TENANT_DB=1, test/helpers/tenant-db-mode.ts) the tenant is then cut over to a tenant
+ * database of its own and `scope` is the routed scope of a request.
  * @param opts.timeZone tenants.timezone to set (default: the column default, Asia/Jakarta)
  */
 export async function makeTenant(
@@ -37,13 +42,20 @@ export async function makeTenant(
   const timeZone = opts.timeZone ?? DEFAULT_TIME_ZONE;
   if (opts.timeZone) await env.knex('tenants').where({ id: tenant.id }).update({ timezone: opts.timeZone });
   const { token } = await login(env.knex, { email: admin.email, password: PASSWORD });
-  return { tenant, admin, adminToken: token, scope: new TenantScope(env.knex, tenant.id), timeZone };
+  if (!TENANT_DB_MODE)
+    return { tenant, admin, adminToken: token, scope: new TenantScope(env.knex, tenant.id), timeZone };
+  await cutOverTenant(tenant.id, slug);
+  return { tenant, admin, adminToken: token, scope: await routedScope(tenant.id), timeZone };
 }
 
-/** Creates a user with a role in a tenant and returns its login token. */
+/**
+ * Creates a user with a role in a tenant and returns its login token. The user is mirrored into a
+ * cut-over tenant's database as the user routes do (mirrorUser; nothing for a shared tenant).
+ */
 export async function makeUser(tenantId: number, role: string): Promise<{ id: number; email: string; token: string }> {
   const email = `${role.replace(/\s/g, '').toLowerCase()}-${uniq()}@example.test`;
   const u = await createUser(env.knex, { tenant: tenantId, email, password: PASSWORD, role });
+  await mirrorUser(env.knex, tenantId, u.id, TEST_WEB_APP_KEY);
   const { token } = await login(env.knex, { email, password: PASSWORD });
   return { id: u.id, email, token };
 }

@@ -1,17 +1,15 @@
 import { expect } from 'chai';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { execa } from 'execa';
 import { seedDemo } from '../../db/seeds/demo.js';
 import { DEMO_WABOT_DEVICES, seedDemoWabot } from '../../db/seeds/demo-wabot.js';
 import { startFakeWablas } from '../../bin/dev-wabot.js';
 import { parseAppKey } from '../../lib/config.js';
 import { freePort } from '../../lib/infra/free-port.js';
-import { env } from '../helpers/env.js';
 import { freshDatabase } from '../helpers/fresh-db.js';
-import { appKey, killAll, ROOT, startProcfile, type Proc } from '../faults/support.js';
-import { outputPattern, walkThrough } from '../helpers/readme.js';
+import { appKey, killAll, ROOT, type Proc } from '../faults/support.js';
+import { outputPattern, startWebAndWorker, walkThrough } from '../helpers/readme.js';
 
 /**
  * The README's "The chat bot" walk-through (issue 10), run verbatim (bash) against the real `web`
@@ -38,18 +36,7 @@ describe('README "The chat bot", run verbatim against the real processes and the
     gateway = gw.url;
     const key = appKey();
     expect(await seedDemoWabot(db.knex, parseAppKey(key), { gatewayUrl: gw.url })).to.equal('seeded');
-    const redisUrl = `${env.redisUrl}/12`;
-    const r = new Redis(redisUrl);
-    await r.flushdb();
-    r.disconnect();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const vars = { DATABASE_URL: db.url, REDIS_URL: redisUrl, APP_KEY: key, PORT: String(port) };
-    const web = startProcfile('web', vars);
-    const worker = startProcfile('worker', vars);
-    procs.push(web, worker);
-    await web.waitForLine(/web listening/, 'the web process to listen');
-    await worker.waitForLine(/workers started/, 'the workers to start');
+    ({ base } = await startWebAndWorker(procs, 12, { DATABASE_URL: db.url, APP_KEY: key }));
   });
   after(async () => {
     await killAll(procs.splice(0));

@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { execa } from 'execa';
 import { seedDemo } from '../../db/seeds/demo.js';
 import { seedDemoProvisioning } from '../../db/seeds/demo-provisioning.js';
@@ -13,12 +12,11 @@ import {
   startProvisioningFakes,
 } from '../../bin/dev-provisioning.js';
 import { parseAppKey } from '../../lib/config.js';
-import { freePort } from '../../lib/infra/free-port.js';
 import { env, registerCleanup } from '../helpers/env.js';
 import { freshDatabase } from '../helpers/fresh-db.js';
 import { getMailStack } from '../helpers/mail.js';
-import { outputPattern, walkThrough } from '../helpers/readme.js';
-import { appKey, killAll, ROOT, startProcfile, type Proc } from '../faults/support.js';
+import { outputPattern, startWebAndWorker, walkThrough } from '../helpers/readme.js';
+import { appKey, killAll, ROOT, type Proc } from '../faults/support.js';
 
 /**
  * Issue 13 "Done when": the README's "Tenant provisioning" walk-through, run verbatim (bash) as
@@ -52,25 +50,9 @@ describe('README "Tenant provisioning", run verbatim against the real processes 
       'cloudflare',
       'mail_panel',
     ]);
-    const redisUrl = `${env.redisUrl}/12`;
-    const r = new Redis(redisUrl);
-    await r.flushdb();
-    r.disconnect();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const vars: Record<string, string> = {
-      DATABASE_URL: db.url,
-      REDIS_URL: redisUrl,
-      APP_KEY: key,
-      PORT: String(port),
-      ...provisioningDemoEnv(cfPort, {}),
-    };
+    const vars: Record<string, string> = { DATABASE_URL: db.url, APP_KEY: key, ...provisioningDemoEnv(cfPort, {}) };
     expect(vars.PLATFORM_MAIL_DOMAIN).to.equal(`mail.${DEMO_ZONE_NAME}`);
-    const web = startProcfile('web', vars);
-    const worker = startProcfile('worker', vars);
-    procs.push(web, worker);
-    await web.waitForLine(/web listening/, 'the web process to listen');
-    await worker.waitForLine(/workers started/, 'the workers to start');
+    ({ base } = await startWebAndWorker(procs, 12, vars));
   });
   after(async () => {
     await killAll(procs.splice(0));

@@ -1,17 +1,15 @@
 import { expect } from 'chai';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { execa } from 'execa';
 import { seedDemo } from '../../db/seeds/demo.js';
 import { seedDemoProvisioning } from '../../db/seeds/demo-provisioning.js';
 import { demoProvisioningTarget } from '../../bin/dev-provisioning.js';
 import { parseAppKey } from '../../lib/config.js';
-import { freePort } from '../../lib/infra/free-port.js';
 import { env } from '../helpers/env.js';
 import { freshDatabase } from '../helpers/fresh-db.js';
-import { outputPattern, walkThrough } from '../helpers/readme.js';
-import { appKey, killAll, ROOT, startProcfile, type Proc } from '../faults/support.js';
+import { outputPattern, startWebAndWorker, walkThrough } from '../helpers/readme.js';
+import { appKey, killAll, ROOT, type Proc } from '../faults/support.js';
 
 /**
  * Issue 14 and 15 "Done when": the README's "Tenant databases" walk-through, run verbatim (bash) as
@@ -37,18 +35,7 @@ describe('README "Tenant databases", run verbatim against the real processes', f
     const target = demoProvisioningTarget(1, env.adminDatabaseUrl, {});
     expect(target.tenantDb).to.not.equal(null);
     expect(await seedDemoProvisioning(db.knex, parseAppKey(key), target, new Date())).to.include('tenant_db');
-    const redisUrl = `${env.redisUrl}/13`;
-    const r = new Redis(redisUrl);
-    await r.flushdb();
-    r.disconnect();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    vars = { DATABASE_URL: db.url, REDIS_URL: redisUrl, APP_KEY: key, PORT: String(port) };
-    const web = startProcfile('web', vars);
-    const worker = startProcfile('worker', vars);
-    procs.push(web, worker);
-    await web.waitForLine(/web listening/, 'the web process to listen');
-    await worker.waitForLine(/workers started/, 'the workers to start');
+    ({ base, vars } = await startWebAndWorker(procs, 13, { DATABASE_URL: db.url, APP_KEY: key }));
   });
   after(async () => {
     await killAll(procs.splice(0));

@@ -1,14 +1,11 @@
 import { expect } from 'chai';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { execa } from 'execa';
 import { seedDemo } from '../../db/seeds/demo.js';
-import { freePort } from '../../lib/infra/free-port.js';
-import { env } from '../helpers/env.js';
 import { freshDatabase } from '../helpers/fresh-db.js';
-import { appKey, killAll, ROOT, startProcfile, type Proc } from '../faults/support.js';
-import { outputPattern, walkThrough } from '../helpers/readme.js';
+import { appKey, killAll, ROOT, type Proc } from '../faults/support.js';
+import { outputPattern, startWebAndWorker, walkThrough } from '../helpers/readme.js';
 
 /**
  * The README's curl walk-throughs, run verbatim (bash) against the real `web` and `worker` processes
@@ -26,24 +23,11 @@ describe('README walk-throughs, run verbatim against the real processes', functi
     readme = await fs.readFile(path.join(ROOT, 'README.md'), 'utf8');
     const db = await freshDatabase();
     await seedDemo(db.knex);
-    const redisUrl = `${env.redisUrl}/11`;
-    const r = new Redis(redisUrl);
-    await r.flushdb();
-    r.disconnect();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const vars = {
+    ({ base } = await startWebAndWorker(procs, 11, {
       DATABASE_URL: db.url,
-      REDIS_URL: redisUrl,
       APP_KEY: appKey(),
-      PORT: String(port),
       APK_TOOLCHAIN: 'stub', // the mobile app builder's walk-through (issue 12)
-    };
-    const web = startProcfile('web', vars);
-    const worker = startProcfile('worker', vars);
-    procs.push(web, worker);
-    await web.waitForLine(/web listening/, 'the web process to listen');
-    await worker.waitForLine(/workers started/, 'the workers to start');
+    }));
   });
   after(async () => {
     await killAll(procs.splice(0));

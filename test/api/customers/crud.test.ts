@@ -1,7 +1,7 @@
 import { expect } from 'chai';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeTenant, makeUser, type TenantFixture } from '../../helpers/fixtures.js';
-import { env } from '../../helpers/env.js';
 import { openCredentials } from '../../../db/credentials.js';
 import { addDays, todayIn } from '../../../lib/clock.js';
 import * as customerNetwork from '../../../jobs/customer-network.js';
@@ -37,7 +37,7 @@ describe('/api/customers CRUD', () => {
     return res;
   };
   const audits = (action: string, id: number) =>
-    env.knex('audit_log').where({ action, subject_type: 'customers', subject_id: id }).orderBy('id');
+    tenantKnex(a.tenant.id)('audit_log').where({ action, subject_type: 'customers', subject_id: id }).orderBy('id');
 
   before(async () => {
     app = await startTestApp();
@@ -120,7 +120,7 @@ describe('/api/customers CRUD', () => {
   });
 
   it('answers 422 with field errors for bad input, and creates nothing', async () => {
-    const before = (await env.knex('customers').where({ tenant_id: a.tenant.id }).count('* as n'))[0].n;
+    const before = (await tenantKnex(a.tenant.id)('customers').where({ tenant_id: a.tenant.id }).count('* as n'))[0].n;
     const cases: [Record<string, unknown>, string][] = [
       [customerBody({ name: '   ' }), 'name'],
       [customerBody({ phone: '' }), 'phone'],
@@ -146,7 +146,7 @@ describe('/api/customers CRUD', () => {
     const res = await post(customerBody({ nas_id: inactive }));
     expect(res.status).to.equal(422);
     expect(res.body.errors.nas_id[0]).to.match(/not active/);
-    const after = (await env.knex('customers').where({ tenant_id: a.tenant.id }).count('* as n'))[0].n;
+    const after = (await tenantKnex(a.tenant.id)('customers').where({ tenant_id: a.tenant.id }).count('* as n'))[0].n;
     expect(after).to.equal(before);
   });
 

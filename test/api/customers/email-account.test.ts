@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { Writable } from 'node:stream';
 import { startTestApp, TEST_WEB_APP_KEY, type TestApp } from '../../helpers/http.js';
 import { makeTenant, makeUser, seedBasics, type TenantFixture } from '../../helpers/fixtures.js';
@@ -55,14 +56,14 @@ describe('customer e-mail accounts (issue 13 item 9)', function () {
 
   it('new: 201 with the initial password at {slug}.{code}@mail domain, customers.email set; again: 200 created false', async () => {
     const id = await newCustomer();
-    const code = (await env.knex('customers').where({ id }).first()).code as string;
+    const code = (await tenantKnex(a.tenant.id)('customers').where({ id }).first()).code as string;
     const r = await call('POST', `/api/customers/${id}/email-account`, { quota_mb: 500 });
     expect(r.status, r.text).to.equal(201);
     const email = `${a.tenant.slug}.${code.toLowerCase()}@${MAIL}`;
     expect(r.body.data).to.include({ email, created: true });
     expect(r.body.data.initial_password).to.be.a('string').with.length(20);
     expect(panel.boxes.get(email)).to.include({ password: r.body.data.initial_password, quota: '500M' });
-    expect((await env.knex('customers').where({ id }).first()).email).to.equal(email);
+    expect((await tenantKnex(a.tenant.id)('customers').where({ id }).first()).email).to.equal(email);
     const again = await call('POST', `/api/customers/${id}/email-account`, {});
     expect(again.status).to.equal(200);
     expect(again.body.data).to.include({ email, created: false });

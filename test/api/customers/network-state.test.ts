@@ -1,7 +1,7 @@
 import { expect } from 'chai';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
-import { env } from '../../helpers/env.js';
 import { addDays, todayIn } from '../../../lib/clock.js';
 import * as customerNetwork from '../../../jobs/customer-network.js';
 import { reactivateIfSettled, suspendForOverdue } from '../../../api/customers/network-state.js';
@@ -27,7 +27,10 @@ describe('api/customers/network-state.ts: suspendForOverdue, reactivateIfSettled
       })
     ).id as number;
   const audit = (id: number) =>
-    env.knex('audit_log').where({ action: 'customers.status_changed', subject_id: id }).orderBy('id', 'desc').first();
+    tenantKnex(t.tenant.id)('audit_log')
+      .where({ action: 'customers.status_changed', subject_id: id })
+      .orderBy('id', 'desc')
+      .first();
 
   before(async () => {
     app = await startTestApp();
@@ -45,7 +48,7 @@ describe('api/customers/network-state.ts: suspendForOverdue, reactivateIfSettled
       body: { status: 'suspended' },
     });
     const foreign = await createCustomer(app, other);
-    const ids = await env.knex.transaction((trx) =>
+    const ids = await tenantKnex(t.tenant.id).transaction((trx) =>
       suspendForOverdue(trx, app.queues, t.tenant.id, [onNas.id, plain.id, manual.id, foreign.id, onNas.id]),
     );
     expect(ids).to.deep.equal([onNas.id, plain.id]);
@@ -74,7 +77,7 @@ describe('api/customers/network-state.ts: suspendForOverdue, reactivateIfSettled
     const before = await customerRow(c.id);
     const restore = breakQueues(app);
     try {
-      const err = await env.knex
+      const err = await tenantKnex(t.tenant.id)
         .transaction((trx) => suspendForOverdue(trx, app.queues, t.tenant.id, [c.id]))
         .catch((e: Error) => e);
       expect(err).to.be.instanceOf(Error);
@@ -88,13 +91,17 @@ describe('api/customers/network-state.ts: suspendForOverdue, reactivateIfSettled
   it('reactivateIfSettled: only an overdue-suspended customer with no overdue invoice left', async () => {
     const c = await createCustomer(app, t, { nas_id: nas });
     const inv = await invoice(c.id, 'overdue');
-    await env.knex.transaction((trx) => suspendForOverdue(trx, app.queues, t.tenant.id, [c.id]));
-    const still = await env.knex.transaction((trx) => reactivateIfSettled(trx, app.queues, t.tenant.id, c.id));
+    await tenantKnex(t.tenant.id).transaction((trx) => suspendForOverdue(trx, app.queues, t.tenant.id, [c.id]));
+    const still = await tenantKnex(t.tenant.id).transaction((trx) =>
+      reactivateIfSettled(trx, app.queues, t.tenant.id, c.id),
+    );
     expect(still).to.equal(false);
     expect((await customerRow(c.id)).status).to.equal('suspended');
-    await env.knex('invoices').where({ id: inv }).update({ status: 'paid' });
+    await tenantKnex(t.tenant.id)('invoices').where({ id: inv }).update({ status: 'paid' });
     const v = Number((await customerRow(c.id)).network_version);
-    const done = await env.knex.transaction((trx) => reactivateIfSettled(trx, app.queues, t.tenant.id, c.id));
+    const done = await tenantKnex(t.tenant.id).transaction((trx) =>
+      reactivateIfSettled(trx, app.queues, t.tenant.id, c.id),
+    );
     expect(done).to.equal(true);
     const row = await customerRow(c.id);
     expect(row).to.include({ status: 'active', suspend_reason: null, network_sync_status: 'pending' });
@@ -109,15 +116,17 @@ describe('api/customers/network-state.ts: suspendForOverdue, reactivateIfSettled
       token: t.adminToken,
       body: { status: 'suspended' },
     });
-    expect(await env.knex.transaction((trx) => reactivateIfSettled(trx, app.queues, t.tenant.id, manual.id))).to.equal(
-      false,
-    );
+    expect(
+      await tenantKnex(t.tenant.id).transaction((trx) => reactivateIfSettled(trx, app.queues, t.tenant.id, manual.id)),
+    ).to.equal(false);
     expect((await customerRow(manual.id)).status).to.equal('suspended');
     const foreign = await createCustomer(app, other);
-    await env.knex.transaction((trx) => suspendForOverdue(trx, app.queues, other.tenant.id, [foreign.id]));
-    expect(await env.knex.transaction((trx) => reactivateIfSettled(trx, app.queues, t.tenant.id, foreign.id))).to.equal(
-      false,
+    await tenantKnex(other.tenant.id).transaction((trx) =>
+      suspendForOverdue(trx, app.queues, other.tenant.id, [foreign.id]),
     );
+    expect(
+      await tenantKnex(t.tenant.id).transaction((trx) => reactivateIfSettled(trx, app.queues, t.tenant.id, foreign.id)),
+    ).to.equal(false);
     expect((await customerRow(foreign.id)).status).to.equal('suspended');
   });
 
@@ -125,7 +134,7 @@ describe('api/customers/network-state.ts: suspendForOverdue, reactivateIfSettled
     const c = await createCustomer(app, t, { nas_id: nas });
     const first = await invoice(c.id, 'overdue');
     const second = await invoice(c.id, 'overdue');
-    await env.knex.transaction((trx) => suspendForOverdue(trx, app.queues, t.tenant.id, [c.id]));
+    await tenantKnex(t.tenant.id).transaction((trx) => suspendForOverdue(trx, app.queues, t.tenant.id, [c.id]));
     const voidIt = (id: number) =>
       app.request('POST', `/api/invoices/${id}/void`, { token: t.adminToken, body: { reason: 'Billed twice' } });
     expect((await voidIt(first)).status).to.equal(200);
@@ -138,7 +147,7 @@ describe('api/customers/network-state.ts: suspendForOverdue, reactivateIfSettled
     } finally {
       restore();
     }
-    expect((await env.knex('invoices').where({ id: second }).first()).status).to.equal('overdue');
+    expect((await tenantKnex(t.tenant.id)('invoices').where({ id: second }).first()).status).to.equal('overdue');
     expect((await customerRow(c.id)).status).to.equal('suspended');
     expect((await voidIt(second)).status).to.equal(200);
     expect(await customerRow(c.id)).to.include({ status: 'active', suspend_reason: null });

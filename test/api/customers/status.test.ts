@@ -1,7 +1,7 @@
 import { expect } from 'chai';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
-import { env } from '../../helpers/env.js';
 import * as customerNetwork from '../../../jobs/customer-network.js';
 import {
   PPPOE_SECRET,
@@ -61,8 +61,7 @@ describe('/api/customers/{id}/status and /network-sync', () => {
       const job = (await networkQueue(app).getJob(res.body.job_id))!;
       expect(job.data).to.deep.equal({ tenant_id: a.tenant.id, customer_id: id, version: d.network.version });
       expect(JSON.stringify(job.data)).not.to.include(PPPOE_SECRET);
-      const audit = await env
-        .knex('audit_log')
+      const audit = await tenantKnex(a.tenant.id)('audit_log')
         .where({ action: 'customers.status_changed', subject_id: id })
         .orderBy('id', 'desc')
         .first();
@@ -124,7 +123,9 @@ describe('/api/customers/{id}/status and /network-sync', () => {
   it('network-sync: 202 with a new version and job (an older job skips itself); 422 without a NAS', async () => {
     const id = await customerIn('active');
     const v1 = Number((await customerRow(id)).network_version);
-    await env.knex('customers').where({ id }).update({ network_sync_status: 'failed', network_error: 'x' });
+    await tenantKnex(a.tenant.id)('customers')
+      .where({ id })
+      .update({ network_sync_status: 'failed', network_error: 'x' });
     const res = await sync(id);
     expect(res.status, res.text).to.equal(202);
     const v2 = res.body.data.network.version;
@@ -136,8 +137,7 @@ describe('/api/customers/{id}/status and /network-sync', () => {
       customer_id: id,
       version: v2,
     });
-    const audit = await env
-      .knex('audit_log')
+    const audit = await tenantKnex(a.tenant.id)('audit_log')
       .where({ action: 'customers.network_sync_requested', subject_id: id })
       .first();
     expect(audit.after).to.deep.equal({ job_id: res.body.job_id });
@@ -153,9 +153,9 @@ describe('/api/customers/{id}/status and /network-sync', () => {
     const before = await customerRow(id);
     const plainBefore = await customerRow(plain.id);
     const audits = async () =>
-      Number((await env.knex('audit_log').where({ tenant_id: a.tenant.id }).count('* as n'))[0].n);
+      Number((await tenantKnex(a.tenant.id)('audit_log').where({ tenant_id: a.tenant.id }).count('* as n'))[0].n);
     const count = async () =>
-      Number((await env.knex('customers').where({ tenant_id: a.tenant.id }).count('* as n'))[0].n);
+      Number((await tenantKnex(a.tenant.id)('customers').where({ tenant_id: a.tenant.id }).count('* as n'))[0].n);
     const [auditsBefore, customersBefore] = [await audits(), await count()];
     const restore = breakQueues(app);
     try {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import { env, registerCleanup } from '../../helpers/env.js';
+import { registerCleanup } from '../../helpers/env.js';
+import { findRow } from '../../helpers/tenant-db-mode.js';
 import type { TenantFixture } from '../../helpers/fixtures.js';
 import type { TestApp } from '../../helpers/http.js';
 import { createQueues, type Queues } from '../../../jobs/queues.js';
@@ -54,8 +55,8 @@ export async function createCustomer(
   return { id: res.body.data.id, data: res.body.data };
 }
 
-/** The customer row as stored. */
-export const customerRow = (id: number) => env.knex('customers').where({ id }).first();
+/** The customer row as stored (in its tenant's database in the cut-over test mode). */
+export const customerRow = (id: number) => findRow('customers', { id });
 
 /** The customer-network queue of an app. */
 export const networkQueue = (app: TestApp): Queue => app.queues.get(customerNetwork.QUEUE);

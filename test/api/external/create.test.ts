@@ -1,6 +1,6 @@
 import { expect } from 'chai';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
-import { env } from '../../helpers/env.js';
 import { normaliseMac } from '../../../api/customers/mac.js';
 import { countRows, makeWorld, V1, type World } from './world.js';
 
@@ -18,7 +18,9 @@ describe('external v1: customer and ticket create (document 1; DESIGN.md §6)', 
 
   describe('customers', () => {
     it('creates with the defaults and answers 201 {data: read shape}; the code comes from the tenant counter', async () => {
-      const counter = await env.knex('tenant_counters').where({ tenant_id: a.tenant.id, name: 'customer' }).first();
+      const counter = await tenantKnex(a.tenant.id)('tenant_counters')
+        .where({ tenant_id: a.tenant.id, name: 'customer' })
+        .first();
       const res = await create({ ...base, package_id: a.ids.packageId });
       expect(res.status).to.equal(201);
       const d = res.body.data;
@@ -39,11 +41,11 @@ describe('external v1: customer and ticket create (document 1; DESIGN.md §6)', 
       expect(d.code).to.equal(`CUST-${String(Number(counter.value) + 1).padStart(6, '0')}`);
       expect(d.package).to.deep.equal({
         id: a.ids.packageId,
-        name: (await env.knex('packages').where({ id: a.ids.packageId }).first()).name,
+        name: (await tenantKnex(a.tenant.id)('packages').where({ id: a.ids.packageId }).first()).name,
       });
       expect(d.latest_invoices).to.deep.equal([]);
       expect(d.latest_tickets).to.deep.equal([]);
-      const row = await env.knex('customers').where({ id: d.id }).first();
+      const row = await tenantKnex(a.tenant.id)('customers').where({ id: d.id }).first();
       expect(row).to.include({
         tenant_id: a.tenant.id,
         code: d.code,
@@ -172,7 +174,7 @@ describe('external v1: customer and ticket create (document 1; DESIGN.md §6)', 
           const res = await create({ ...base, service_type: serviceType, mac_address: input });
           expect(res.status, input).to.equal(201);
           expect(res.body.data.mac_address, input).to.equal(stored);
-          const row = await env.knex('customers').where({ id: res.body.data.id }).first();
+          const row = await tenantKnex(a.tenant.id)('customers').where({ id: res.body.data.id }).first();
           expect(row.mac_address, input).to.equal(stored);
         }
       });
@@ -257,7 +259,7 @@ describe('external v1: customer and ticket create (document 1; DESIGN.md §6)', 
       const resolution = new Date(d.resolution_due_at).getTime() - new Date(d.created_at).getTime();
       expect(resolution).to.equal(4 * 3600_000);
       expect(new Date(d.created_at).getTime()).to.be.at.least(before - 1000);
-      const row = await env.knex('tickets').where({ id: d.id }).first();
+      const row = await tenantKnex(a.tenant.id)('tickets').where({ id: d.id }).first();
       expect(row).to.include({ tenant_id: a.tenant.id, source: 'external', external_id: 'CRM-4711' });
       const shown = await app.request('GET', `${V1}/tickets/${d.id}`, { token: a.read });
       expect(shown.body.data).to.deep.equal(d);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeIntegrationToken, makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
-import { env } from '../../helpers/env.js';
 import { FIRST_PAGE_SIZES, listCustomers } from '../../../api/external/customer-list.js';
 import { createKnex } from '../../../db/knex.js';
 import { freshDatabase } from '../../helpers/fresh-db.js';
@@ -23,7 +23,7 @@ describe('external v1: customers list statements (first pages, any size, later p
     f = await makeTenant();
     token = (await makeIntegrationToken(f)).token;
     // 130 customers, two per created_at (ties broken by id), every 4th suspended; one with a package and an ONU
-    await env.knex.raw(
+    await tenantKnex(f.tenant.id).raw(
       `INSERT INTO customers (tenant_id, code, name, phone, address, status, created_at, updated_at)
       SELECT ?, 'P-' || g, 'Page ' || g, '1', 'a', CASE WHEN g % 4 = 0 THEN 'suspended' ELSE 'active' END,
         timestamptz '2026-03-01' + (g / 2) * interval '1 minute', timestamptz '2026-03-01 00:00:00.029+00' FROM generate_series(1, 130) g`,
@@ -32,8 +32,7 @@ describe('external v1: customers list statements (first pages, any size, later p
   });
 
   const expected = async (status?: string) =>
-    (await env
-      .knex('customers')
+    (await tenantKnex(f.tenant.id)('customers')
       .where({ tenant_id: f.tenant.id })
       .modify((q) => {
         if (status) q.where({ status });

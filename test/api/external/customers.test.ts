@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeIntegrationToken, makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
@@ -28,13 +29,12 @@ async function addCustomers(
       updated_at: new Date(start.getTime() + i * 60_000),
     });
   }
-  const inserted: { id: number }[] = await env.knex('customers').insert(rows).returning('id');
+  const inserted: { id: number }[] = await tenantKnex(f.tenant.id)('customers').insert(rows).returning('id');
   return inserted.map((r) => r.id);
 }
 
 async function exactCounts(tenantId: number) {
-  const rows: { status: string; n: number }[] = await env
-    .knex('customers')
+  const rows: { status: string; n: number }[] = await tenantKnex(tenantId)('customers')
     .where({ tenant_id: tenantId })
     .groupBy('status')
     .select('status')
@@ -100,7 +100,7 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
       created_at: same,
       updated_at: same,
     }));
-    const inserted: { id: number }[] = await env.knex('customers').insert(rows).returning('id');
+    const inserted: { id: number }[] = await tenantKnex(g.tenant.id)('customers').insert(rows).returning('id');
     const res = await app.request('GET', `${V1}/customers?per_page=2&page=1`, { token: t });
     const res2 = await app.request('GET', `${V1}/customers?per_page=2&page=2`, { token: t });
     const sorted = inserted.map((r) => r.id).sort((x, y) => y - x);
@@ -168,12 +168,12 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
     expect((await check('empty')).all).to.equal(0);
     const gIds = await addCustomers(g, 7, { status: (i) => (['active', 'suspended', 'terminated'] as const)[i % 3] });
     expect((await check('after bulk insert')).all).to.equal(7);
-    await env.knex('customers').whereIn('id', gIds.slice(0, 2)).del();
+    await tenantKnex(g.tenant.id)('customers').whereIn('id', gIds.slice(0, 2)).del();
     expect((await check('after delete')).all).to.equal(5);
-    await env.knex('customers').whereIn('id', gIds.slice(2)).update({ status: 'terminated' });
+    await tenantKnex(g.tenant.id)('customers').whereIn('id', gIds.slice(2)).update({ status: 'terminated' });
     expect((await check('after status change')).terminated).to.equal(5);
-    await env.knex('customers').where({ id: gIds[3] }).update({ status: 'active', name: 'Renamed' });
-    await env.knex('customers').where({ id: gIds[4] }).update({ name: 'Only the name' });
+    await tenantKnex(g.tenant.id)('customers').where({ id: gIds[3] }).update({ status: 'active', name: 'Renamed' });
+    await tenantKnex(g.tenant.id)('customers').where({ id: gIds[4] }).update({ name: 'Only the name' });
     expect((await check('after mixed update')).active).to.equal(1);
     const created = await app.request('POST', `${V1}/customers`, {
       token: (await makeIntegrationToken(g, 'read_write')).token,
@@ -182,9 +182,9 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
     expect(created.status).to.equal(201);
     expect((await check('after API create')).suspended).to.equal(1);
     // the counter rows agree with count(*) per status
-    const counters: { status: string; n: number }[] = await env
-      .knex('customer_status_counts')
-      .where({ tenant_id: g.tenant.id });
+    const counters: { status: string; n: number }[] = await tenantKnex(g.tenant.id)('customer_status_counts').where({
+      tenant_id: g.tenant.id,
+    });
     const exact = await exactCounts(g.tenant.id);
     for (const c of counters) expect(Number(c.n), c.status).to.equal((exact as Record<string, number>)[c.status]);
   });
@@ -192,24 +192,27 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
   it('lets a tenant with customers be deleted (the counter triggers follow the cascade)', async () => {
     const g = await makeTenant();
     await addCustomers(g, 3);
-    expect(Number((await env.knex('customer_status_counts').where({ tenant_id: g.tenant.id }).first())!.n)).to.equal(3);
+    expect(
+      Number((await tenantKnex(g.tenant.id)('customer_status_counts').where({ tenant_id: g.tenant.id }).first())!.n),
+    ).to.equal(3);
     await env.knex('tenants').where({ id: g.tenant.id }).del();
-    expect(await env.knex('customer_status_counts').where({ tenant_id: g.tenant.id })).to.deep.equal([]);
+    // a cut-over tenant (TEST_TENANT_DB=1): its database's copy of the tenants row cascades there
+    await tenantKnex(g.tenant.id)('tenants').where({ id: g.tenant.id }).del();
+    expect(await tenantKnex(g.tenant.id)('customer_status_counts').where({ tenant_id: g.tenant.id })).to.deep.equal([]);
   });
 
   it('serves later pages (ids with the total, back half read from the oldest end, then the rows) with the same rows and order as OFFSET', async () => {
     const g = await makeTenant();
     const t = (await makeIntegrationToken(g)).token;
     // 2,500 customers, three per created_at (ties broken by id), statuses mixed
-    await env.knex.raw(
+    await tenantKnex(g.tenant.id).raw(
       `INSERT INTO customers (tenant_id, code, name, phone, address, status, created_at, updated_at)
       SELECT ?, 'D-' || g, 'Deep ' || g, '1', 'a', (ARRAY['active','suspended','terminated'])[1 + g % 3],
         timestamptz '2026-01-01' + (g / 3) * interval '1 minute', now() FROM generate_series(1, 2500) g`,
       [g.tenant.id],
     );
     const expected = async (status?: string) =>
-      (await env
-        .knex('customers')
+      (await tenantKnex(g.tenant.id)('customers')
         .where({ tenant_id: g.tenant.id })
         .modify((q) => {
           if (status) q.where({ status });
@@ -261,8 +264,8 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
     const t = (await makeIntegrationToken(g)).token;
     const names = ['Siti Rahayu', 'Siti Aminah', 'Budi Rahardjo', 'Agus Salim'];
     const gIds = await addCustomers(g, names.length, { name: (i) => names[i] });
-    await env.knex('customers').where({ id: gIds[3] }).update({ email: 'agus.salim@example.net' });
-    const code = (await env.knex('customers').where({ id: gIds[2] }).first()).code as string;
+    await tenantKnex(g.tenant.id)('customers').where({ id: gIds[3] }).update({ email: 'agus.salim@example.net' });
+    const code = (await tenantKnex(g.tenant.id)('customers').where({ id: gIds[2] }).first()).code as string;
     const search = async (s: string) => {
       const res = await app.request('GET', `${V1}/customers${qs({ search: s })}`, { token: t });
       expect(res.status, s).to.equal(200);
@@ -302,7 +305,7 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
     // nothing searchable left: no filter
     expect(await search('!!!')).to.have.length(names.length);
     // search combines with status and pagination
-    await env.knex('customers').where({ id: gIds[0] }).update({ status: 'suspended' });
+    await tenantKnex(g.tenant.id)('customers').where({ id: gIds[0] }).update({ status: 'suspended' });
     const combined = await app.request('GET', `${V1}/customers${qs({ search: 'siti', status: 'suspended' })}`, {
       token: t,
     });
@@ -331,8 +334,7 @@ describe('external v1: customers list (document 1; DESIGN.md §4)', () => {
     const offset = await get('2026-03-01T07:01:00+07:00');
     expect(offset.body.data.map((c: { id: number }) => c.id)).to.deep.equal([gIds[3], gIds[2], gIds[1]]);
     expect((await get('2027-01-01T00:00:00Z')).body).to.deep.include({ total: 0, data: [] });
-    await env
-      .knex('customers')
+    await tenantKnex(g.tenant.id)('customers')
       .where({ id: gIds[0] })
       .update({ updated_at: new Date('2026-06-01T00:00:00Z') });
     const after = await get('2026-05-01T00:00:00Z');

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
-import { env } from '../../helpers/env.js';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { countRows, makeWorld, V1, type World } from './world.js';
 
 describe('external v1: Idempotency-Key on the two POSTs (issue 2 §6)', () => {
@@ -76,7 +76,9 @@ describe('external v1: Idempotency-Key on the two POSTs (issue 2 §6)', () => {
         expect(rb.status).to.equal(201);
         expect(rb.headers.get('idempotent-replayed')).to.equal(null);
         expect(rb.body.data.id).to.not.equal(ra.body.data.id);
-        expect((await env.knex(c.table).where({ id: rb.body.data.id }).first()).tenant_id).to.equal(b.tenant.id);
+        expect((await tenantKnex(b.tenant.id)(c.table).where({ id: rb.body.data.id }).first()).tenant_id).to.equal(
+          b.tenant.id,
+        );
       });
 
       it('does not remember a failed request: a corrected retry with the same key succeeds', async () => {

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { createApp } from '../../../api/app.js';
 import { createLogger } from '../../../lib/logger.js';
 import { createQueues } from '../../../jobs/queues.js';
-import { startTestApp, type TestApp } from '../../helpers/http.js';
+import { startTestApp, TEST_WEB_APP_KEY, type TestApp } from '../../helpers/http.js';
 import { makeIntegrationToken, makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
 import { mintToken } from '../../../lib/token.js';
@@ -101,7 +101,12 @@ describe('external v1: rate limit and forged tokens (3 requests a minute)', () =
       redis: broken,
       logger,
       queues,
-      config: { publicBaseUrl: 'http://127.0.0.1', rateLimit: { points: 3, durationSeconds: 60 } },
+      config: {
+        publicBaseUrl: 'http://127.0.0.1',
+        rateLimit: { points: 3, durationSeconds: 60 },
+        // a cut-over tenant (TEST_TENANT_DB=1) is reached with the APP_KEY of its sealed password
+        appKey: TEST_WEB_APP_KEY,
+      },
     });
     const server = http.createServer(app.callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeIntegrationToken, makeTenant, makeUser, type TenantFixture } from '../../helpers/fixtures.js';
 import { createToken } from '../../../api/tokens/service.js';
@@ -256,7 +257,7 @@ describe('external v1: health, me, packages, invoices, tickets, OLTs, ONUs (docu
   it('invoices: read shape with customer {id, code, name}; filters status, customer_id, search, updated_since', async () => {
     const all = await get('/invoices');
     expect(idsOf(all)).to.deep.equal([ids.inv3, ids.inv2, ids.inv1]);
-    const c1 = await env.knex('customers').where({ id: ids.c1 }).first();
+    const c1 = await tenantKnex(f.tenant.id)('customers').where({ id: ids.c1 }).first();
     expect(all.data[2]).to.deep.equal({
       id: ids.inv1,
       invoice_number: 'INV-2026-0001',
@@ -360,7 +361,7 @@ describe('external v1: health, me, packages, invoices, tickets, OLTs, ONUs (docu
     const all = await get('/onus');
     expect(idsOf(all)).to.deep.equal([ids.onu3, ids.onu2, ids.onu1]);
     expect(all.total).to.equal(3);
-    const c1 = await env.knex('customers').where({ id: ids.c1 }).first();
+    const c1 = await tenantKnex(f.tenant.id)('customers').where({ id: ids.c1 }).first();
     expect(all.data[2]).to.deep.include({
       id: ids.onu1,
       customer_id: ids.c1,
@@ -402,7 +403,7 @@ describe('external v1: health, me, packages, invoices, tickets, OLTs, ONUs (docu
         created_at: at(60 + i),
       });
     }
-    await env.knex('customers').where({ id: ids.c1 }).update({ package_id: ids.pkgC });
+    await tenantKnex(f.tenant.id)('customers').where({ id: ids.c1 }).update({ package_id: ids.pkgC });
     const d = (await get(`/customers/${ids.c1}`)).data;
     expect(d.package).to.deep.equal({ id: ids.pkgC, name: 'Business 50' });
     expect(d.onu).to.deep.equal({

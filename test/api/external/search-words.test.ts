@@ -1,7 +1,7 @@
 import { expect } from 'chai';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeIntegrationToken, makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
-import { env } from '../../helpers/env.js';
 import { customerCode } from '../../../api/external/customers.js';
 import { MAX_PREFIX_EXPANSION } from '../../../api/external/query.js';
 
@@ -25,11 +25,11 @@ describe('external v1: customers search through the word dictionary', () => {
         email: `${name.split(' ')[0].toLowerCase()}${n}@mail.test`,
       });
     }
-    return (await env.knex('customers').insert(rows).returning('id')).map((r: { id: number }) => r.id);
+    return (await tenantKnex(f.tenant.id)('customers').insert(rows).returning('id')).map((r: { id: number }) => r.id);
   }
   const words = async (tenantId: number) =>
     Object.fromEntries(
-      (await env.knex('customer_search_words').where({ tenant_id: tenantId }).select('word', 'n')).map(
+      (await tenantKnex(tenantId)('customer_search_words').where({ tenant_id: tenantId }).select('word', 'n')).map(
         (r: { word: string; n: number }) => [r.word, Number(r.n)],
       ),
     );
@@ -37,8 +37,7 @@ describe('external v1: customers search through the word dictionary', () => {
   async function reference(tenantId: number, terms: string[]): Promise<number[]> {
     const q = terms.map((t) => `'${t.toLowerCase()}':*`).join(' & ');
     return (
-      await env
-        .knex('customers')
+      await tenantKnex(tenantId)('customers')
         .where({ tenant_id: tenantId })
         .whereRaw('search_vector @@ ?::tsquery', [q])
         .orderBy([
@@ -84,13 +83,13 @@ describe('external v1: customers search through the word dictionary', () => {
   it('follows updates and deletes', async () => {
     const [id] = await add(a, ['Rudi Hartono']);
     expect((await words(a.tenant.id)).hartono).to.equal(1);
-    await env.knex('customers').where({ id }).update({ name: 'Rudi Wibowo' });
+    await tenantKnex(a.tenant.id)('customers').where({ id }).update({ name: 'Rudi Wibowo' });
     let w = await words(a.tenant.id);
     expect(w.hartono).to.equal(0);
     expect(w.wibowo).to.equal(1);
     expect((await search('harto')).total).to.equal(0);
     expect((await search('wibo')).ids).to.deep.equal([id]);
-    await env.knex('customers').where({ id }).delete();
+    await tenantKnex(a.tenant.id)('customers').where({ id }).delete();
     w = await words(a.tenant.id);
     expect(w.wibowo).to.equal(0);
     expect((await search('wibo')).total).to.equal(0);
@@ -136,7 +135,7 @@ describe('external v1: customers search through the word dictionary', () => {
     expect(got.total).to.equal(0);
     expect(got.ids).to.deep.equal([]);
     const budi = await search('budi');
-    const bIds = (await env.knex('customers').where({ tenant_id: b.tenant.id }).pluck('id')).map(Number);
+    const bIds = (await tenantKnex(b.tenant.id)('customers').where({ tenant_id: b.tenant.id }).pluck('id')).map(Number);
     expect(budi.ids.some((id) => bIds.includes(id))).to.equal(false);
   });
 

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeIntegrationToken } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { countRows, makeWorld, V1, waitFor, type World } from './world.js';
 
 /** knex's pool (tarn) as far as poolIdle needs it. */
@@ -63,15 +64,17 @@ describe('external v1: token lifecycle and per-token rate limit (DESIGN.md §5, 
       expect(text).not.to.include(secret);
     }
 
-    const tables: string[] = await env
-      .knex('information_schema.tables')
-      .where({ table_schema: 'public', table_type: 'BASE TABLE' })
-      .pluck('table_name');
-    expect(tables).to.include.members(['auth_tokens', 'customers', 'idempotency_keys']);
-    for (const t of tables) {
-      const dump = JSON.stringify(await env.knex(t).select('*'));
-      expect(dump, t).not.to.include(plain);
-      expect(dump, t).not.to.include(secret);
+    // the shared database and (TEST_TENANT_DB=1) the tenant's own database
+    for (const db of new Set([env.knex, tenantKnex(a.tenant.id)])) {
+      const tables: string[] = await db('information_schema.tables')
+        .where({ table_schema: 'public', table_type: 'BASE TABLE' })
+        .pluck('table_name');
+      expect(tables).to.include.members(['auth_tokens', 'customers', 'idempotency_keys']);
+      for (const t of tables) {
+        const dump = JSON.stringify(await db(t).select('*'));
+        expect(dump, t).not.to.include(plain);
+        expect(dump, t).not.to.include(secret);
+      }
     }
     const keys = (await env.redis.keys('*')).join('\n');
     expect(keys).not.to.include(secret);

@@ -2,7 +2,7 @@
  * Shared fixtures of the External v1 tests: the endpoint table (document 1, thirteen endpoints),
  * a tenant with seeded records and tokens, and a snapshot of tenant rows to prove "nothing changed".
  */
-import { env } from '../../helpers/env.js';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { makeIntegrationToken, makeTenant, seedBasics, type TenantFixture } from '../../helpers/fixtures.js';
 
 export const V1 = '/api/external/v1';
@@ -102,18 +102,21 @@ const SNAPSHOT_TABLES = [
 export async function snapshot(tenantIds: number[]): Promise<string> {
   const out: Record<string, unknown[]> = {};
   for (const t of SNAPSHOT_TABLES) {
-    out[t] = await env
-      .knex(t)
-      .whereIn('tenant_id', tenantIds)
-      .orderBy(t === 'tenant_counters' ? 'name' : t === 'customer_status_counts' ? 'status' : 'id')
-      .orderBy('tenant_id');
+    out[t] = [];
+    // each tenant's rows where they live (its tenant database in the cut-over test mode)
+    for (const id of tenantIds)
+      out[t].push(
+        ...(await tenantKnex(id)(t)
+          .where('tenant_id', id)
+          .orderBy(t === 'tenant_counters' ? 'name' : t === 'customer_status_counts' ? 'status' : 'id')),
+      );
   }
   return JSON.stringify(out);
 }
 
 /** Number of rows of a table in a tenant. */
 export async function countRows(table: string, tenantId: number): Promise<number> {
-  const r = await env.knex(table).where({ tenant_id: tenantId }).count({ n: '*' }).first();
+  const r = await tenantKnex(tenantId)(table).where({ tenant_id: tenantId }).count({ n: '*' }).first();
   return Number(r!.n);
 }
 

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { env } from '../../helpers/env.js';
 import { makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
 import { addDays } from '../../../lib/clock.js';
@@ -234,7 +235,9 @@ describe('billing periods (issue 8 item 4)', () => {
       expect(rows.every((r) => r.type === 'subscription' && r.status === 'unpaid')).to.equal(true);
       expect(rows.map((r) => numberOf(r.invoice_number))).to.deep.equal(rows.map((_, i) => i + 1));
       expect(rows[0].invoice_number).to.equal('INV-000001');
-      const counter = await env.knex('tenant_counters').where({ tenant_id: f.tenant.id, name: 'invoice' }).first();
+      const counter = await tenantKnex(f.tenant.id)('tenant_counters')
+        .where({ tenant_id: f.tenant.id, name: 'invoice' })
+        .first();
       expect(Number(counter.value)).to.equal(rows.length);
     });
 

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeTenant, makeUser, type TenantFixture } from '../../helpers/fixtures.js';
-import { env, registerCleanup } from '../../helpers/env.js';
+import { registerCleanup } from '../../helpers/env.js';
 import { addDays, todayIn } from '../../../lib/clock.js';
 import { createQueues } from '../../../jobs/queues.js';
 import * as billingCycle from '../../../jobs/billing-cycle.js';
@@ -11,7 +12,7 @@ describe('/api/invoices/billing-runs', () => {
   let app: TestApp;
   let a: TenantFixture;
   let b: TenantFixture;
-  const runs = (tenantId: number) => env.knex('billing_runs').where({ tenant_id: tenantId }).orderBy('id');
+  const runs = (tenantId: number) => tenantKnex(tenantId)('billing_runs').where({ tenant_id: tenantId }).orderBy('id');
   const post = (body: Record<string, unknown>, token = a.adminToken, on = app) =>
     on.request('POST', '/api/invoices/billing-runs', { token, body });
 
@@ -54,7 +55,9 @@ describe('/api/invoices/billing-runs', () => {
     const res = await post({ as_of: asOf });
     expect(res.status).to.equal(202);
     expect(res.body.data.as_of).to.equal(asOf);
-    await env.knex('billing_runs').where({ id: res.body.data.id }).update({ status: 'completed', created: 7 });
+    await tenantKnex(a.tenant.id)('billing_runs')
+      .where({ id: res.body.data.id })
+      .update({ status: 'completed', created: 7 });
     const shown = await app.request('GET', `/api/invoices/billing-runs/${res.body.data.id}`, { token: a.adminToken });
     expect(shown.body.data).to.include({ status: 'completed', created: 7 });
   });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { env } from '../../helpers/env.js';
 import type { TenantFixture } from '../../helpers/fixtures.js';
 import { startOfDayIn, todayIn } from '../../../lib/clock.js';
@@ -78,8 +79,10 @@ export async function bill(
   opts: { batchSize?: number; now?: Date } = {},
 ): Promise<BillingCounts & { runId: number }> {
   const runId = await makeRun(f, asOf);
-  const counts = await runBilling(env.knex, {
+  // as the billing job calls it: the tenant's routed knex, the shared one for the tenants row
+  const counts = await runBilling(f.scope.knex, {
     tenantId: f.tenant.id,
+    sharedKnex: env.knex,
     asOf,
     runId,
     now: opts.now ?? new Date(),
@@ -90,7 +93,7 @@ export async function bill(
 
 /** The tenant's invoices, oldest id first. */
 export function invoicesOf(f: TenantFixture) {
-  return env.knex('invoices').where({ tenant_id: f.tenant.id }).orderBy('id');
+  return tenantKnex(f.tenant.id)('invoices').where({ tenant_id: f.tenant.id }).orderBy('id');
 }
 
 /** The numeric part of INV-000123 invoice numbers. */

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeTenant, makeUser, seedBasics, type TenantFixture } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
@@ -14,7 +15,7 @@ describe('/api/invoices', () => {
   let today: string;
 
   const count = async (tenantId: number) =>
-    Number((await env.knex('invoices').where({ tenant_id: tenantId }).count('* as n'))[0].n);
+    Number((await tenantKnex(tenantId)('invoices').where({ tenant_id: tenantId }).count('* as n'))[0].n);
   const create = (body: Record<string, unknown>, token = a.adminToken) =>
     app.request('POST', '/api/invoices', { token, body });
   const voidIt = (id: number, reason: unknown = 'Billed twice', token = a.adminToken) =>
@@ -31,7 +32,8 @@ describe('/api/invoices', () => {
   it('creates a manual invoice: 201, the next INV- number, type manual, unpaid, audited', async () => {
     const counter = async () =>
       Number(
-        (await env.knex('tenant_counters').where({ tenant_id: a.tenant.id, name: 'invoice' }).first())?.value ?? 0,
+        (await tenantKnex(a.tenant.id)('tenant_counters').where({ tenant_id: a.tenant.id, name: 'invoice' }).first())
+          ?.value ?? 0,
       );
     const n = (await counter()) + 1;
     const res = await create({
@@ -58,7 +60,10 @@ describe('/api/invoices', () => {
     });
     expect(d.customer).to.deep.equal({ id: basics.customerId, code: d.customer.code, name: d.customer.name });
     expect(await counter()).to.equal(n);
-    const audit = await env.knex('audit_log').where({ tenant_id: a.tenant.id, action: 'invoices.created' });
+    const audit = await tenantKnex(a.tenant.id)('audit_log').where({
+      tenant_id: a.tenant.id,
+      action: 'invoices.created',
+    });
     expect(audit.map((r) => Number(r.subject_id))).to.deep.equal([d.id]);
     expect(audit[0].after).to.include({ invoice_number: d.invoice_number, amount: '150000.50', type: 'manual' });
     const shown = await app.request('GET', `/api/invoices/${d.id}`, { token: a.adminToken });
@@ -79,7 +84,9 @@ describe('/api/invoices', () => {
   it('refuses bad bodies and foreign customers with 422 field errors, takes no number and creates nothing', async () => {
     const bOnly = await seedBasics(b);
     const before = await count(a.tenant.id);
-    const counterBefore = await env.knex('tenant_counters').where({ tenant_id: a.tenant.id, name: 'invoice' }).first();
+    const counterBefore = await tenantKnex(a.tenant.id)('tenant_counters')
+      .where({ tenant_id: a.tenant.id, name: 'invoice' })
+      .first();
     const ok = { customer_id: basics.customerId, amount: 1000, description: 'Fee' };
     const cases: [Record<string, unknown>, string][] = [
       [{ amount: 1000, description: 'Fee' }, 'customer_id'],
@@ -105,7 +112,9 @@ describe('/api/invoices', () => {
       expect(Object.keys(res.body.errors).join(','), JSON.stringify(body)).to.contain(field);
     }
     expect(await count(a.tenant.id)).to.equal(before);
-    const counterAfter = await env.knex('tenant_counters').where({ tenant_id: a.tenant.id, name: 'invoice' }).first();
+    const counterAfter = await tenantKnex(a.tenant.id)('tenant_counters')
+      .where({ tenant_id: a.tenant.id, name: 'invoice' })
+      .first();
     expect(counterAfter).to.deep.equal(counterBefore);
   });
 
@@ -153,14 +162,14 @@ describe('/api/invoices', () => {
 
   it("a foreign tenant's invoice is 404 on every invoice path and stays as it was", async () => {
     const bOnly = await seedBasics(b);
-    const before = await env.knex('invoices').where({ id: bOnly.invoiceId }).first();
+    const before = await tenantKnex(b.tenant.id)('invoices').where({ id: bOnly.invoiceId }).first();
     expect((await app.request('GET', `/api/invoices/${bOnly.invoiceId}`, { token: a.adminToken })).status).to.equal(
       404,
     );
     const res = await voidIt(bOnly.invoiceId);
     expect(res.status).to.equal(404);
     expect(res.body.code).to.equal('NOT_FOUND');
-    expect(await env.knex('invoices').where({ id: bOnly.invoiceId }).first()).to.deep.equal(before);
+    expect(await tenantKnex(b.tenant.id)('invoices').where({ id: bOnly.invoiceId }).first()).to.deep.equal(before);
     expect((await app.request('GET', '/api/invoices/2147483000', { token: a.adminToken })).status).to.equal(404);
   });
 
@@ -183,7 +192,7 @@ describe('/api/invoices', () => {
         void_reason: 'Billed twice',
       });
       expect(Date.parse(res.body.data.voided_at)).to.be.closeTo(Date.now(), 60_000);
-      const audit = await env.knex('audit_log').where({
+      const audit = await tenantKnex(a.tenant.id)('audit_log').where({
         tenant_id: a.tenant.id,
         action: 'invoices.voided',
         subject_id: String(inv.id),
@@ -204,13 +213,13 @@ describe('/api/invoices', () => {
         due_date: today,
         type: 'manual',
       });
-      const before = await env.knex('invoices').where({ id: inv.id }).first();
+      const before = await tenantKnex(a.tenant.id)('invoices').where({ id: inv.id }).first();
       const res = await voidIt(inv.id);
       expect(res.status).to.equal(422);
       expect(res.body.code).to.equal('INVALID_TRANSITION');
       expect(res.body.message).to.include(from);
       expect(res.body.errors.status).to.have.length(1);
-      expect(await env.knex('invoices').where({ id: inv.id }).first()).to.deep.equal(before);
+      expect(await tenantKnex(a.tenant.id)('invoices').where({ id: inv.id }).first()).to.deep.equal(before);
     });
   }
 
@@ -227,7 +236,9 @@ describe('/api/invoices', () => {
     expect(refused.body.message).to.include('invoices.manage');
     const made = await create({ customer_id: basics.customerId, amount: 1, description: 'x' }, staff.token);
     expect(made.status).to.equal(403);
-    expect((await env.knex('invoices').where({ id: basics.invoiceId }).first()).status).to.equal('unpaid');
+    expect((await tenantKnex(a.tenant.id)('invoices').where({ id: basics.invoiceId }).first()).status).to.equal(
+      'unpaid',
+    );
     const tech = await makeUser(a.tenant.id, 'technician');
     expect((await app.request('GET', '/api/invoices', { token: tech.token })).status).to.equal(403);
   });
@@ -238,13 +249,13 @@ describe('/api/invoices', () => {
     const c = await makeCustomer(f, { packageId: pkg, cycle: 'prepaid', start: addDays(todayIn(f.timeZone), -100) });
     const asOf = todayIn(f.timeZone);
     expect((await bill(f, asOf)).created).to.equal(1);
-    const inv = await env.knex('invoices').where({ tenant_id: f.tenant.id, customer_id: c }).first();
+    const inv = await tenantKnex(f.tenant.id)('invoices').where({ tenant_id: f.tenant.id, customer_id: c }).first();
     const res = await app.request('POST', `/api/invoices/${inv.id}/void`, {
       token: f.adminToken,
       body: { reason: 'Service was down all month' },
     });
     expect(res.body.data).to.include({ status: 'cancelled', invoice_number: inv.invoice_number });
     expect(await bill(f, asOf)).to.deep.include({ created: 0, existing: 1 });
-    expect(await env.knex('invoices').where({ tenant_id: f.tenant.id })).to.have.length(1);
+    expect(await tenantKnex(f.tenant.id)('invoices').where({ tenant_id: f.tenant.id })).to.have.length(1);
   });
 });

@@ -9,6 +9,10 @@ import * as ticketSla from '../../../jobs/ticket-sla.js';
 import * as wabotSend from '../../../jobs/wabot-send.js';
 import { sendJobId } from '../../../jobs/wabot/send-queue.js';
 import { fakeJob } from '../../jobs/fake-job.js';
+import { registry } from '../../../workers/registry.js';
+import { JOB_POOL_MAX } from '../../../db/tenant-pools.js';
+import { tenantScopeOf } from '../../../db/tenant-routing.js';
+import { createFakeNetworkAdapter, type NetworkAdapter } from '../../../jobs/adapters/network/index.js';
 
 /** What the cutover test shares with these cases (read when they run, after the cutover). */
 export interface CutOverTenant {
@@ -82,6 +86,63 @@ export function jobsFollowDbMode(t: CutOverTenant): void {
     expect(await shared('customers', a.tenant.id)).to.deep.equal(customersBefore);
     expect(await shared('tickets', a.tenant.id)).to.deep.equal(ticketsBefore);
     expect(await shared('network_fake_sessions', a.tenant.id, 'nas_id')).to.deep.equal(sessionsBefore);
+  });
+
+  it('the worker’s concurrency of customer-network pushes of one cut-over tenant run at once without a pool timeout', async () => {
+    const a = t.tenant();
+    const app = t.app();
+    const n = registry['customer-network']!.concurrency!;
+    // the jobs holding two connections at once (docs/decisions.md) cannot deadlock on the job pool
+    expect(JOB_POOL_MAX).to.be.at.least(n + registry['imap-sync']!.concurrency! + 1);
+    const [nas] = await t.inTenantDb(
+      `INSERT INTO nas (tenant_id, name, nas_key, host, isolation_profile)
+       VALUES ($1, 'NAS for the pool', $2, '10.20.0.10', 'isolir') RETURNING id`,
+      [a.tenant.id, `nas-pool-${a.tenant.id}`],
+    );
+    const ids: number[] = [];
+    for (let i = 0; i < n; i += 1) {
+      const r = await app.request('POST', '/api/customers', {
+        token: a.adminToken,
+        body: { ...customerBody(), nas_id: nas.id },
+      });
+      expect(r.status, r.text).to.equal(201);
+      ids.push(r.body.data.id);
+    }
+    const versions = await t.inTenantDb('SELECT id, network_version FROM customers WHERE id = ANY($1::int[])', [ids]);
+    // the fake driver on the tenant's job pool, entered only once every push holds its transaction
+    const real = createFakeNetworkAdapter((await tenantScopeOf(env.knex, a.tenant.id, TEST_WEB_APP_KEY, 'job')).knex);
+    let inside = 0;
+    let allInside = () => {};
+    const everyone = new Promise<void>((res) => (allInside = res));
+    const gated: NetworkAdapter = {
+      driver: 'fake',
+      apply: async (target, session, opts) => {
+        inside += 1;
+        if (inside === n) allInside();
+        // bounded: with too small a pool the others never get in (the test then fails below)
+        await Promise.race([everyone, new Promise((res) => setTimeout(res, 20_000))]);
+        return real.apply(target, session, opts);
+      },
+      remove: (target, username, opts) => real.remove(target, username, opts),
+    };
+    configureJobDeps({ knex: env.knex, appKey: TEST_WEB_APP_KEY, networkAdapters: { fake: gated } });
+    try {
+      const results = await Promise.all(
+        versions.map((v) => {
+          const push = fakeJob({ tenant_id: a.tenant.id, customer_id: v.id, version: Number(v.network_version) });
+          // a fake Job with the members a push reads (data, log, updateProgress, attemptsMade, opts.attempts)
+          return customerNetwork.process({ ...push.job, attemptsMade: 0, opts: { attempts: 3 } } as never);
+        }),
+      );
+      expect(inside).to.equal(n);
+      for (const r of results) expect(r).to.deep.include({ kind: 'push', outcome: 'synced', state: 'active' });
+    } finally {
+      deps();
+    }
+    const sessions = await t.inTenantDb('SELECT count(*)::int AS n FROM network_fake_sessions WHERE nas_id = $1', [
+      nas.id,
+    ]);
+    expect(sessions).to.deep.equal([{ n }]);
   });
 
   it('the wabot-send sweep finds a stale chat message in the cut-over tenant’s database', async () => {

@@ -10,11 +10,13 @@ import { configureCutover } from '../../../api/platform/tenant-db/cutover.js';
 import { currentFingerprint } from '../../../api/platform/tenant-db/evidence.js';
 import { closeTenantPools } from '../../../db/tenant-pools.js';
 import { configureJobDeps } from '../../../jobs/deps.js';
-import * as invoiceOverdue from '../../../jobs/invoice-overdue.js';
-import * as eventDispatch from '../../../jobs/event-dispatch.js';
 import { configureTenantRouting, CUTOVER_LOCK_CLASS, migrateTenantDatabases } from '../../../db/tenant-routing.js';
 import * as idBlocks from '../../../jobs/tenant-db-id-blocks.js';
 import { jobsFollowDbMode } from './tenant-db-cutover-jobs.js';
+import { copiedTenant } from './tenant-db-evidence-support.js';
+import { scansOnCutOverTenant } from './tenant-db-cutover-scans.js';
+import { mailboxesOnCutOverTenants } from './tenant-db-cutover-mailboxes.js';
+import { registry } from '../../../workers/registry.js';
 
 /**
  * Issue 15 items 3-5 on real PostgreSQL: after issue 14's pilot, schema and copy, changes in the
@@ -35,11 +37,6 @@ describe('tenant databases: production cutover and rollback', function () {
   const base = (f: TenantFixture = a) => `/api/platform/tenants/${f.tenant.slug}/provisioning`;
   const call = (method: string, path: string, body?: object, f: TenantFixture = a) =>
     app.request(method, `${base(f)}/${path}`, { token: ops.token, body });
-  const step = async (path: string, body: object = {}) => {
-    const r = await call('POST', path, body);
-    expect(r.status, r.text).to.equal(202);
-    return runJob(app, r.body.data.id);
-  };
   const approve = async (tenantId: number, opts: { startMs?: number; endMs?: number } = {}) => {
     const now = Date.now();
     const [row] = await env
@@ -58,6 +55,8 @@ describe('tenant databases: production cutover and rollback', function () {
     return Number(row.id);
   };
   const inTenantDb = async (sql: string, values: unknown[] = []) => (await tdb.query(sql, values)).rows;
+  /** Tenant a after its cutover, for the cases registered from other files. */
+  const cutOver = { app: () => app, tenant: () => a, inTenantDb, invoiceId: () => basics.invoiceId, other: () => b };
 
   before(async () => {
     app = await startTestApp();
@@ -68,15 +67,7 @@ describe('tenant databases: production cutover and rollback', function () {
     b = await makeTenant();
     basics = await seedBasics(a);
     await seedBasics(a);
-    for (const [path, body] of [
-      ['pilot-db/run', { confirm_phrase: 'RUN DB PILOT' }],
-      ['tenant-schema/run', { confirm_phrase: 'RUN TENANT SCHEMA' }],
-      ['data-copy/dry-run', {}],
-      ['data-copy/run', { confirm_phrase: 'COPY TENANT DATA PILOT' }],
-    ] as const) {
-      const run = await step(path, body);
-      expect(run.status, `${path}: ${run.error}`).to.equal('succeeded');
-    }
+    await copiedTenant(app, ops.token, a.tenant.slug);
     // the evidence's gate: backups confirmed and the credentials enabled (issue 15 item 3)
     await env
       .knex('provisioning_settings')
@@ -301,43 +292,13 @@ describe('tenant databases: production cutover and rollback', function () {
     expect(migrated.every((m) => !m.error)).to.equal(true);
   });
 
-  it('cron scans (invoice-overdue, event-dispatch) reach the cut-over tenant’s database', async () => {
-    await tdb.query("UPDATE invoices SET due_date = current_date - 10, status = 'unpaid' WHERE id = $1", [
-      basics.invoiceId,
-    ]);
-    configureJobDeps({ knex: env.knex, appKey: TEST_WEB_APP_KEY });
-    const logs: string[] = [];
-    // a JobLike with the members the scan uses (data, log, updateProgress)
-    const result = await invoiceOverdue.process({
-      id: 'test',
-      data: {},
-      log: async (l: string) => void logs.push(l),
-      updateProgress: async () => {},
-    } as never); // the JobLike above: the scan calls nothing else
-    expect(result.tenants[String(a.tenant.id)]).to.equal(1);
-    expect((await inTenantDb('SELECT status FROM invoices WHERE id = $1', [basics.invoiceId]))[0].status).to.equal(
-      'overdue',
-    );
-    expect((await env.knex('invoices').where({ id: basics.invoiceId }).first()).status).to.equal('unpaid');
-    expect(logs.join('\n')).to.contain(`tenant ${a.tenant.id}'s database`);
-    // event-dispatch: an event the tenant's services wrote in its database is dispatched there
-    const [ev] = await inTenantDb(
-      "INSERT INTO event_outbox (tenant_id, name, payload) VALUES ($1, 'test_cutover', '{}') RETURNING id",
-      [a.tenant.id],
-    );
-    const dispatched = await eventDispatch.process({
-      id: 'test',
-      data: {},
-      log: async () => {},
-      updateProgress: async () => {},
-    } as never); // a JobLike with the members the dispatcher uses
-    expect(dispatched.dispatched).to.be.at.least(1);
-    const [row] = await inTenantDb('SELECT dispatched_at FROM event_outbox WHERE id = $1', [ev.id]);
-    expect(row.dispatched_at).to.be.an.instanceOf(Date);
-  });
+  // issue 15 item 4's cross-tenant scans on the cut-over tenant (tenant-db-cutover-scans.ts)
+  scansOnCutOverTenant(cutOver);
 
   // issue 15 item 4: a job of each family and a role change on the cut-over tenant (one setup)
   jobsFollowDbMode({ app: () => app, tenant: () => a, inTenantDb });
+  // customer mailboxes: the job in the tenant's database, one address across two databases
+  mailboxesOnCutOverTenants({ ...cutOver, customerId: () => basics.customerId, opsToken: () => ops.token });
 
   it('a write waiting more than 5 s for the lock answers 503 tenant_db_cutover_in_progress', async () => {
     await tdb.query('BEGIN');
@@ -365,8 +326,9 @@ describe('tenant databases: production cutover and rollback', function () {
     const dry = await call('POST', 'tenant-db/rollback-production', { approval_id: approvalId, dry_run: true });
     expect(dry.status, dry.text).to.equal(200);
     const customers = dry.body.data.tables.find((t: { table: string }) => t.table === 'customers');
-    // 3 created by the API cases above, 1 by the customer-network-push case (tenant-db-cutover-jobs.ts)
-    expect(customers).to.include({ to_insert: 4, to_update: 1, to_delete: 0 });
+    // 3 created by the API cases above, 1 + the push concurrency by the push cases (tenant-db-cutover-jobs.ts)
+    const pushes = registry['customer-network']!.concurrency!;
+    expect(customers).to.include({ to_insert: 4 + pushes, to_update: 1, to_delete: 0 });
     const planned = dry.body.data.tables.map((t: { table: string }) => t.table);
     for (const identity of ['tenants', 'users', 'roles', 'user_roles', 'role_permissions', 'permissions'])
       expect(planned).to.not.include(identity);

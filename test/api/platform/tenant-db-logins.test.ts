@@ -45,6 +45,15 @@ describe('tenant databases: pilot logins and smoke routes', function () {
     expect(r.status, r.text).to.equal(201);
     return r.body as { data: { token_id: number; expires_at: string; abilities: string[] }; token: string };
   };
+  /** A pilot token issued directly, as pilot-login would (another tenant's, one without the ability, ...). */
+  const pilotToken = (f: TenantFixture, name: string, abilities = pilotAbilities(f.tenant.id)) =>
+    issueToken(env.knex, 'pilot', {
+      tenant_id: f.tenant.id,
+      user_id: f.admin.id,
+      name,
+      abilities,
+      expires_at: new Date(clock.now().getTime() + PILOT_TTL_MS),
+    });
   const count = async (table: string) => Number((await env.knex(table).count({ n: '*' }).first())!.n);
   const revokedAt = async (id: number) => (await env.knex('auth_tokens').where({ id }).first('revoked_at')).revoked_at;
 
@@ -177,13 +186,7 @@ describe('tenant databases: pilot logins and smoke routes', function () {
   it('smoke routes x token kinds, and /api/auth/me', async () => {
     const pilot = await pilotLogin();
     const integration = (await makeIntegrationToken(a, 'read')).token;
-    const other = await issueToken(env.knex, 'pilot', {
-      tenant_id: b.tenant.id,
-      user_id: b.admin.id,
-      name: 'other tenant pilot',
-      abilities: pilotAbilities(b.tenant.id),
-      expires_at: new Date(clock.now().getTime() + PILOT_TTL_MS),
-    });
+    const other = await pilotToken(b, 'other tenant pilot');
     const revoked = await pilotLogin();
     const rv = await post('pilot-token/revoke', {
       email: a.admin.email,
@@ -191,13 +194,7 @@ describe('tenant databases: pilot logins and smoke routes', function () {
     });
     expect(rv.status, rv.text).to.equal(200);
     const live = await pilotLogin(); // issued after the revoke
-    const noAbility = await issueToken(env.knex, 'pilot', {
-      tenant_id: a.tenant.id,
-      user_id: a.admin.id,
-      name: 'no pilot ability',
-      abilities: [`tenant:${a.tenant.id}`],
-      expires_at: new Date(clock.now().getTime() + PILOT_TTL_MS),
-    });
+    const noAbility = await pilotToken(a, 'no pilot ability', [`tenant:${a.tenant.id}`]);
     expect(await revokedAt(revoked.data.token_id)).to.not.equal(null);
     expect(await revokedAt(pilot.data.token_id)).to.not.equal(null);
 
@@ -305,13 +302,7 @@ describe('tenant databases: pilot logins and smoke routes', function () {
     const p2 = await pilotLogin();
     const { token: loginToken } = await login(env.knex, { email: a.admin.email, password: PASSWORD });
     const integration = (await makeIntegrationToken(a, 'read')).token;
-    const other = await issueToken(env.knex, 'pilot', {
-      tenant_id: b.tenant.id,
-      user_id: b.admin.id,
-      name: 'other tenant pilot',
-      abilities: pilotAbilities(b.tenant.id),
-      expires_at: new Date(clock.now().getTime() + PILOT_TTL_MS),
-    });
+    const other = await pilotToken(b, 'other tenant pilot');
     for (const confirm_phrase of [undefined, 'revoke tenant db pilot token']) {
       const r = await post('pilot-token/revoke', { email: a.admin.email, confirm_phrase });
       expect(r.status).to.equal(422);
@@ -370,41 +361,33 @@ describe('tenant databases: pilot logins and smoke routes', function () {
         ok: 200,
       },
     ];
-    for (const r of routes) {
-      const url = (ref: string | number = a.tenant.slug) => `${base(String(ref))}/tenant-db/${r.path}`;
-      const as = (token?: string, ref?: string | number) => app.request(r.method, url(ref), { token, body: r.body });
-      expect((await as(ops.token)).status, r.path).to.equal(r.ok);
-      expect((await as(a.adminToken)).status, r.path).to.equal(403);
-      expect((await as(integration)).status, r.path).to.equal(401);
-      expect((await as(undefined)).status, r.path).to.equal(401);
-      expect((await as(ops.token, 'no-such-tenant')).status, r.path).to.equal(404);
-      expect((await as(ops.token, 2147483000)).status, r.path).to.equal(404);
-    }
+    const callers: { who: string; token?: string; ref?: string | number; status: number | 'ok' }[] = [
+      { who: 'platform admin', token: ops.token, status: 'ok' },
+      { who: 'tenant Super Admin', token: a.adminToken, status: 403 },
+      { who: 'integration token', token: integration, status: 401 },
+      { who: 'no token', status: 401 },
+      { who: 'unknown slug', token: ops.token, ref: 'no-such-tenant', status: 404 },
+      { who: 'unknown id', token: ops.token, ref: 2147483000, status: 404 },
+    ];
+    for (const r of routes)
+      for (const c of callers) {
+        const url = `${base(String(c.ref ?? a.tenant.slug))}/tenant-db/${r.path}`;
+        const res = await app.request(r.method, url, { token: c.token, body: r.body });
+        expect(res.status, `${r.path}: ${c.who}`).to.equal(c.status === 'ok' ? r.ok : c.status);
+      }
   });
 
   it('issue 14’s rollbacks revoke every pilot token of the tenant (login tokens and other tenants spared)', async () => {
     await tenantDb?.end(); // the pilot rollback drops the database
     tenantDb = null;
     const p1 = await pilotLogin();
-    const other = await issueToken(env.knex, 'pilot', {
-      tenant_id: b.tenant.id,
-      user_id: b.admin.id,
-      name: 'other tenant pilot',
-      abilities: pilotAbilities(b.tenant.id),
-      expires_at: new Date(clock.now().getTime() + PILOT_TTL_MS),
-    });
+    const other = await pilotToken(b, 'other tenant pilot');
     const copyRollback = await step('data-copy/rollback', { confirm_phrase: 'ROLLBACK TENANT DATA PILOT' });
     expect(copyRollback.result.pilot_tokens_revoked).to.be.at.least(1);
     expect(await revokedAt(p1.data.token_id)).to.not.equal(null);
     expect((await smoke('customers', p1.token)).status).to.equal(401);
     // a pilot token issued while schema_migrated (directly: pilot-login needs a copy) dies with the pilot rollback
-    const p2 = await issueToken(env.knex, 'pilot', {
-      tenant_id: a.tenant.id,
-      user_id: a.admin.id,
-      name: 'left over',
-      abilities: pilotAbilities(a.tenant.id),
-      expires_at: new Date(clock.now().getTime() + PILOT_TTL_MS),
-    });
+    const p2 = await pilotToken(a, 'left over');
     const pilotRollback = await step('pilot-db/rollback', { confirm_phrase: 'ROLLBACK DB PILOT' });
     expect(pilotRollback.result.pilot_tokens_revoked).to.equal(1);
     expect(await revokedAt(p2.id)).to.not.equal(null);

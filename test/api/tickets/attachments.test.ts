@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -73,7 +74,7 @@ describe('/api/tickets/{id}/attachments: streamed uploads typed by content, 10 M
     type,
   });
   const rows = async (tenantId = a.tenant.id) =>
-    Number((await env.knex('ticket_attachments').where({ tenant_id: tenantId }).count('* as n'))[0].n);
+    Number((await tenantKnex(tenantId)('ticket_attachments').where({ tenant_id: tenantId }).count('* as n'))[0].n);
   /** Files stored for tenant a (and leftovers of uploads in progress), relative to the storage root. */
   const stored = async () => {
     const entries = await fs.readdir(root(), { recursive: true, withFileTypes: true }).catch(() => []);
@@ -106,10 +107,13 @@ describe('/api/tickets/{id}/attachments: streamed uploads typed by content, 10 M
       download_url: `/api/tickets/${ticketId}/attachments/${d.id}`,
     });
     expect(d.user).to.deep.equal({ id: tech.id, name: d.user.name });
-    const row = await env.knex('ticket_attachments').where({ id: d.id }).first();
+    const row = await tenantKnex(a.tenant.id)('ticket_attachments').where({ id: d.id }).first();
     expect(row).to.include({ tenant_id: a.tenant.id, ticket_id: ticketId, user_id: tech.id, mime_type: 'image/png' });
     expect(row.storage_key).to.match(new RegExp(`^tenants/${a.tenant.id}/tickets/${ticketId}/[0-9a-f-]{36}$`));
-    const audit = await env.knex('audit_log').where({ tenant_id: a.tenant.id, action: 'tickets.attachment_added' });
+    const audit = await tenantKnex(a.tenant.id)('audit_log').where({
+      tenant_id: a.tenant.id,
+      action: 'tickets.attachment_added',
+    });
     expect(audit.map((r) => r.after.attachment_id)).to.include(d.id);
     expect(audit.find((r) => r.after.attachment_id === d.id)).to.deep.include({
       user_id: tech.id,

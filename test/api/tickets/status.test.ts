@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../../helpers/http.js';
 import { makeTenant, makeUser, makeIntegrationToken, seedBasics, type TenantFixture } from '../../helpers/fixtures.js';
-import { env } from '../../helpers/env.js';
+import { findRow, knexHolding } from '../../helpers/tenant-db-mode.js';
 
 /** Document 1, "States and transitions": the ticket reopen rule, through PATCH /api/tickets/{id}. */
 describe('PATCH /api/tickets/{id}: status changes and the reopen rule', () => {
@@ -12,8 +12,9 @@ describe('PATCH /api/tickets/{id}: status changes and the reopen rule', () => {
   let admin: { token: string };
   let staff: { token: string };
 
-  const status = async (id: number) => (await env.knex('tickets').where({ id }).first()).status as string;
-  const setStatus = (id: number, s: string) => env.knex('tickets').where({ id }).update({ status: s });
+  const status = async (id: number) => (await findRow('tickets', { id })).status as string;
+  const setStatus = async (id: number, s: string) =>
+    (await knexHolding('tickets', { id }))('tickets').where({ id }).update({ status: s });
 
   before(async () => {
     app = await startTestApp();

@@ -1,8 +1,10 @@
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../../helpers/http.js';
+import { tenantKnex } from '../../helpers/tenant-db-mode.js';
+import { startTestApp, TEST_WEB_APP_KEY, type TestApp } from '../../helpers/http.js';
 import { makeTenant, makeUser, seedBasics, type TenantFixture } from '../../helpers/fixtures.js';
 import { env } from '../../helpers/env.js';
 import { MODULES } from '../../../api/tenants/catalog.js';
+import { mirrorUser } from '../../../db/tenant-mirror.js';
 import { resolutionRequirements } from '../../../api/tickets/work-record.js';
 
 const HOUR = 3_600_000;
@@ -18,11 +20,16 @@ describe('/api/tickets: CRUD and the work record', () => {
   let bBasics: Awaited<ReturnType<typeof seedBasics>>;
 
   const count = async (table: string, tenantId = a.tenant.id) =>
-    Number((await env.knex(table).where({ tenant_id: tenantId }).count('* as n'))[0].n);
+    Number((await tenantKnex(tenantId)(table).where({ tenant_id: tenantId }).count('* as n'))[0].n);
   const create = (body: Record<string, unknown>, token = a.adminToken) =>
     app.request('POST', '/api/tickets', { token, body });
   const audits = (action: string, id: number) =>
-    env.knex('audit_log').where({ tenant_id: a.tenant.id, action, subject_type: 'tickets', subject_id: id });
+    tenantKnex(a.tenant.id)('audit_log').where({
+      tenant_id: a.tenant.id,
+      action,
+      subject_type: 'tickets',
+      subject_id: id,
+    });
 
   before(async () => {
     app = await startTestApp();
@@ -95,6 +102,8 @@ describe('/api/tickets: CRUD and the work record', () => {
     const other = await makeUser(b.tenant.id, 'technician');
     const gone = await makeUser(a.tenant.id, 'technician');
     await env.knex('users').where({ id: gone.id }).update({ is_active: false });
+    // as the user routes do after a user write: a cut-over tenant's database keeps a copy
+    await mirrorUser(env.knex, a.tenant.id, gone.id, TEST_WEB_APP_KEY);
     const before = { tickets: await count('tickets'), audit: await count('audit_log') };
     const cases: [Record<string, unknown>, string][] = [
       [{}, 'type'],
@@ -207,7 +216,7 @@ describe('/api/tickets: CRUD and the work record', () => {
     const foreign = await app.request('PUT', `/api/tickets/${d.id}`, { token: b.adminToken, body: { type: 'hijack' } });
     expect(foreign.status).to.equal(404);
     expect((await app.request('GET', `/api/tickets/${d.id}`, { token: b.adminToken })).status).to.equal(404);
-    const row = await env.knex('tickets').where({ id: d.id }).first();
+    const row = await tenantKnex(a.tenant.id)('tickets').where({ id: d.id }).first();
     expect(row).to.include({ type: 'wifi weak', status: 'open' });
     expect(await audits('tickets.updated', d.id)).to.have.length(0);
   });
