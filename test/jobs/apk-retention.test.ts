@@ -5,8 +5,9 @@ import * as apkRetention from '../../jobs/apk-retention.js';
 import { configureJobDeps } from '../../jobs/deps.js';
 import { createStorage, type Storage } from '../../lib/storage/index.js';
 import { ManualClock } from '../../lib/clock.js';
-import { makeTenant, type TenantFixture } from '../helpers/fixtures.js';
+import type { Knex } from 'knex';
 import { env } from '../helpers/env.js';
+import { freshDatabase } from '../helpers/fresh-db.js';
 import { fakeJob } from './fake-job.js';
 
 /**
@@ -17,21 +18,34 @@ describe('apk-retention: files beyond the newest 10 successful builds per tenant
   this.timeout(60_000);
   let storage: Storage;
   const clock = new ManualClock(Date.now());
+  // a database of its own: a run without tenant_id scans every tenant's builds, and other files'
+  // builds in the shared test database (files in other storage roots) would be candidates too
+  let db: Knex;
+  let n = 0;
+  type TenantFixture = { tenant: { id: number } };
+  const makeTenant = async (): Promise<TenantFixture> => {
+    const [{ id }] = await db('tenants')
+      .insert({ slug: `r-${++n}`, name: `Retention ${n}` })
+      .returning('id');
+    return { tenant: { id: Number(id) } };
+  };
   let a: TenantFixture;
   let b: TenantFixture;
 
   before(async () => {
     storage = createStorage({ driver: 'local', root: path.join(env.dir, 'apk-retention-storage') });
-    configureJobDeps({ knex: env.knex, storage, clock });
+    db = (await freshDatabase()).knex;
+    configureJobDeps({ knex: db, storage, clock });
     a = await makeTenant();
     b = await makeTenant();
   });
+  // later files in this process find the job deps on the shared test database, as before
+  after(() => configureJobDeps({ knex: env.knex, storage, clock }));
 
   /** A build of the tenant finished `minutesAgo` before the clock's now, with a stored file when successful. */
   async function build(f: TenantFixture, appType: string, status: string, minutesAgo: number): Promise<number> {
     const finished = new Date(clock.now().getTime() - minutesAgo * 60_000);
-    const [row] = await env
-      .knex('apk_builds')
+    const [row] = await db('apk_builds')
       .insert({
         tenant_id: f.tenant.id,
         app_type: appType,
@@ -49,7 +63,7 @@ describe('apk-retention: files beyond the newest 10 successful builds per tenant
       const put = await storage.put(key, Readable.from([Buffer.from(`PK\x03\x04 apk ${row.id}`)]), {
         maxBytes: 1024,
       });
-      await env.knex('apk_builds').where({ id: row.id }).update({ file_key: key, size_bytes: put.size });
+      await db('apk_builds').where({ id: row.id }).update({ file_key: key, size_bytes: put.size });
     }
     return row.id;
   }
@@ -57,7 +71,7 @@ describe('apk-retention: files beyond the newest 10 successful builds per tenant
   const state = async (ids: number[]) =>
     Promise.all(
       ids.map(async (id) => {
-        const r = await env.knex('apk_builds').where({ id }).first();
+        const r = await db('apk_builds').where({ id }).first();
         return {
           id,
           marked: r.file_deleted_at !== null,
@@ -93,13 +107,13 @@ describe('apk-retention: files beyond the newest 10 successful builds per tenant
     expect(await state(other)).to.deep.equal(other.map((id, i) => ({ id, marked: i === 10, file: i < 10 })));
     expect(await state(partner)).to.deep.equal([{ id: partner[0], marked: false, file: true }]);
     expect(await state(failed)).to.deep.equal(failed.map((id) => ({ id, marked: false, file: null })));
-    const marked = await env.knex('apk_builds').whereIn('id', portal.slice(10)).pluck('file_deleted_at');
+    const marked = await db('apk_builds').whereIn('id', portal.slice(10)).pluck('file_deleted_at');
     expect(marked.map((d: Date) => d.toISOString())).to.deep.equal(
       portal.slice(10).map(() => clock.now().toISOString()),
     );
     // rows stay
     expect(
-      await env.knex('apk_builds').whereIn('tenant_id', [a.tenant.id, b.tenant.id]).count({ n: '*' }).first(),
+      await db('apk_builds').whereIn('tenant_id', [a.tenant.id, b.tenant.id]).count({ n: '*' }).first(),
     ).to.deep.equal({ n: 13 + 2 + 12 + 11 + 1 });
 
     // a second run changes nothing
@@ -121,7 +135,7 @@ describe('apk-retention: files beyond the newest 10 successful builds per tenant
     const t = await makeTenant();
     const ids: number[] = [];
     for (let i = 0; i < 4; i++) ids.push(await build(t, 'absensi', 'successful', i));
-    const lost = await env.knex('apk_builds').where({ id: ids[3] }).first();
+    const lost = await db('apk_builds').where({ id: ids[3] }).first();
     await storage.delete(lost.file_key);
     const res = await apkRetention.process(
       fakeJob<apkRetention.ApkRetentionData>({ tenant_id: t.tenant.id, keep: 2 }).job,
@@ -146,7 +160,7 @@ describe('apk-retention: files beyond the newest 10 successful builds per tenant
         return storage.delete(key);
       },
     };
-    configureJobDeps({ knex: env.knex, storage: broken, clock });
+    configureJobDeps({ knex: db, storage: broken, clock });
     try {
       const fj = fakeJob<apkRetention.ApkRetentionData>({ tenant_id: t.tenant.id });
       const err = await apkRetention.process(fj.job).catch((e: Error) => e);
@@ -155,7 +169,7 @@ describe('apk-retention: files beyond the newest 10 successful builds per tenant
       expect(fj.logs.some((l) => l.includes(`build ${ids[11]}`))).to.equal(true);
       expect((await state(ids.slice(10))).map((s) => s.marked)).to.deep.equal([true, false, true]);
     } finally {
-      configureJobDeps({ knex: env.knex, storage, clock });
+      configureJobDeps({ knex: db, storage, clock });
     }
     const retry = await apkRetention.process(fakeJob<apkRetention.ApkRetentionData>({ tenant_id: t.tenant.id }).job);
     expect(retry.deleted).to.equal(1);

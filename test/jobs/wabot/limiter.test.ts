@@ -149,7 +149,9 @@ describe('wabot limiter: one Lua script per account on Redis TIME', () => {
     const short = { ...opts, leaseMs: 50 };
     const lone = await acquireSendSlot(env.redis, u, 'g', { maxPerMinute: 1, delaySeconds: 0 }, { ...short, tag: 'x' });
     expect(lone.granted).to.equal(true);
-    await new Promise((r) => setTimeout(r, 80));
+    // 100 ms on Node's timer: at least 80 ms on Redis TIME, which the script reads (a timer may fire
+    // a millisecond early against the other clock: with 80 ms the bound below once missed by 1 ms)
+    await new Promise((r) => setTimeout(r, 100));
     const next = await acquireSendSlot(env.redis, u, 'g', { maxPerMinute: 1, delaySeconds: 0 }, { ...short, tag: 'y' });
     expect(next.granted).to.equal(false);
     // the window runs from the lease's end (grant + 50 ms)
