@@ -3,7 +3,7 @@ import { forEachTenantDatabase } from '../db/tenant-routing.js';
 import { UnrecoverableError, type JobsOptions, type Queue } from 'bullmq';
 import { addOrUnavailable, DEFAULT_JOB_OPTIONS, safeJobId, type JobLike, type JobSchedulerDef } from './queues.js';
 import { jobClock, jobDeps } from './deps.js';
-import { SCAN_BATCH_SIZE, reportProgress, tally } from './platform-scan.js';
+import { SCAN_BATCH_SIZE, enqueueOrRetry, reportProgress, tally } from './platform-scan.js';
 import {
   pushCustomerNetwork,
   type CustomerNetworkData,
@@ -170,15 +170,8 @@ async function sweep(job: JobLike<CustomerNetworkData>, signal?: AbortSignal): P
         for (const r of rows) {
           const data = { tenant_id: r.tenant_id, customer_id: r.id, version: Number(r.network_version) };
           const id = pushJobId(data.tenant_id, data.customer_id, data.version);
-          const existing = await queue.getJob(id);
-          const state = existing ? await existing.getState() : 'missing';
-          if (!existing || state === 'unknown' || state === 'missing') {
-            await queue.add(PUSH_JOB, data, { ...pushJobOptions, jobId: id });
-            result.enqueued += 1;
-          } else if (state === 'failed' || state === 'completed') {
-            await existing.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
-            result.retried += 1;
-          } else result.queued += 1;
+          result[await enqueueOrRetry(queue, id, () => queue.add(PUSH_JOB, data, { ...pushJobOptions, jobId: id }))] +=
+            1;
           tally(result.tenants, r.tenant_id);
           await knex('customers')
             .where({ id: r.id, network_sync_status: 'pending' })

@@ -107,6 +107,31 @@ export async function enqueueScanRun<D extends object>(
   return job.id!;
 }
 
+/**
+ * Makes sure the job `id` of `queue` runs (the sweeps of rows left queued): added by `add` when the
+ * queue has no such job (or its state is unknown), retried with its attempts reset when it failed
+ * or completed, left as it is while it waits, is delayed or runs.
+ * @returns what was done: `enqueued`, `retried` or `queued` (already under way)
+ * @throws the queue's error when Redis is unavailable
+ */
+export async function enqueueOrRetry(
+  queue: Queue,
+  id: string,
+  add: () => Promise<unknown>,
+): Promise<'enqueued' | 'retried' | 'queued'> {
+  const existing = await queue.getJob(id);
+  const state = existing ? await existing.getState() : 'unknown';
+  if (!existing || state === 'unknown') {
+    await add();
+    return 'enqueued';
+  }
+  if (state === 'failed' || state === 'completed') {
+    await existing.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
+    return 'retried';
+  }
+  return 'queued';
+}
+
 /** What {@link sweepQueuedRows} returns (bull-board shows it as the sweep job's result). */
 export interface SweepResult {
   kind: 'sweep';
@@ -187,15 +212,8 @@ export async function sweepQueuedRows(
         .select('id', 'tenant_id');
       if (!rows.length) break;
       for (const r of rows) {
-        const existing = await spec.queue.getJob(spec.jobIdOf(Number(r.id)));
-        const state = existing ? await existing.getState() : 'unknown';
-        if (!existing || state === 'unknown') {
-          await spec.add({ id: Number(r.id), tenant_id: r.tenant_id });
-          result.enqueued += 1;
-        } else if (state === 'failed' || state === 'completed') {
-          await existing.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
-          result.retried += 1;
-        } else result.queued += 1;
+        const id = Number(r.id);
+        result[await enqueueOrRetry(spec.queue, spec.jobIdOf(id), () => spec.add({ id, tenant_id: r.tenant_id }))] += 1;
         tally(result.tenants, r.tenant_id);
       }
       result.stale += rows.length;
