@@ -300,18 +300,24 @@ export interface ScanTarget {
  * fails is reported through `onError` and the others still run.
  * @param knex the shared database
  * @param fn the scan of one database; filter the shared one with `excludeTenantIds`
+ * @param onlyTenantId a run limited to one tenant visits that tenant's database only: the shared
+ *   one while it is not cut over, else its own; other tenants' databases are not opened, so one of
+ *   them being unreachable cannot fail the run (null: every database)
  */
 export async function forEachTenantDatabase(
   knex: Knex,
   appKey: Buffer | undefined,
   fn: (target: ScanTarget) => Promise<void>,
   onError: (tenantId: number, err: unknown) => void = () => {},
+  onlyTenantId: number | null = null,
 ): Promise<void> {
   const moved = (
     (await knex('tenants').where({ db_mode: 'tenant_db' }).orderBy('id').select('id')) as { id: number }[]
   ).map((t) => Number(t.id));
-  await fn({ knex, tenantId: null, excludeTenantIds: moved });
+  const only = onlyTenantId === null ? null : Number(onlyTenantId);
+  if (only === null || !moved.includes(only)) await fn({ knex, tenantId: null, excludeTenantIds: moved });
   for (const id of moved) {
+    if (only !== null && id !== only) continue;
     try {
       await fn({ knex: await knexOfMode(knex, id, appKey, 'job', 'tenant_db'), tenantId: id, excludeTenantIds: [] });
     } catch (err) {

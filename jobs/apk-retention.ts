@@ -162,7 +162,6 @@ async function applyRetention(
     shared,
     appKey,
     async (target) => {
-      if (target.tenantId !== null && tenantId !== null && target.tenantId !== tenantId) return;
       const knex = target.knex;
       let after = 0;
       for (;;) {
@@ -191,6 +190,7 @@ async function applyRetention(
       failed += 1;
       void job.log(`tenant ${id}'s database could not be scanned`);
     },
+    tenantId,
   );
   for (const [id, n] of Object.entries(tenants)) await job.log(`tenant ${id}: ${n} APK file(s) deleted`);
   await job.log(`done: kept the newest ${keep} successful builds per tenant and app type; ${deleted} file(s) deleted`);

@@ -161,7 +161,6 @@ export async function process(
     knex,
     appKey,
     async (target) => {
-      if (target.tenantId !== null && want !== null && target.tenantId !== want) return;
       const r = await dispatchEvents(target.knex, job, signal, target.excludeTenantIds);
       for (const k of ['dispatched', 'deliveries', 'failed', 'purged'] as const) result[k] += r.result[k];
       errors.push(...r.errors);
@@ -170,6 +169,7 @@ export async function process(
       result.failed += 1;
       errors.push(`tenant ${id}'s database: ${String((err as Error)?.message ?? err).slice(0, 200)}`);
     },
+    want,
   );
   if (result.failed) throw new EventDispatchFailed(result, errors);
   return result;

@@ -147,7 +147,6 @@ async function markOverdue(
     knex,
     jobDeps().appKey,
     async (target) => {
-      if (target.tenantId !== null && tenantId !== null && target.tenantId !== tenantId) return;
       const k = target.knex;
       const past = await pastDueOf(knex, target, zones, latest, tenantId);
       if (!past) {
@@ -183,6 +182,7 @@ async function markOverdue(
       }
     },
     (id, err) => void job.log(`tenant ${id}'s database: ${String((err as Error)?.message ?? err).slice(0, 200)}`),
+    tenantId,
   );
   const slugs = await tenantSlugs(knex, Object.keys(perTenant).map(Number));
   for (const [id, n] of Object.entries(perTenant)) {

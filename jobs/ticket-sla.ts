@@ -124,7 +124,6 @@ async function scan(
     shared,
     jobDeps().appKey,
     async (target) => {
-      if (target.tenantId !== null && tenantId !== null && target.tenantId !== tenantId) return;
       const knex = target.knex;
       const exclude = `{${target.excludeTenantIds.map(Number).join(',')}}`;
       const {
@@ -202,6 +201,7 @@ async function scan(
       }
     },
     (id) => void failed.push(id),
+    tenantId,
   );
   for (const id of failed) await job.log(`tenant ${id}'s database could not be scanned`);
 

@@ -131,10 +131,26 @@ describe('the launcher (npm start) stops cleanly and notices a dead server (real
 
   const ports = async () => ({ PORT: String(await freePort()), MAIL_PORT: String(await freePort()) });
 
+  /**
+   * `npm start` on fresh ports, up to its banner. A port drawn free can be taken by another process
+   * (the other test shard) before the launcher checks it: that launch exits "already in use" and
+   * is made again on other ports (at most three times); any other early exit fails the test.
+   */
+  async function startUp(vars: Record<string, string>): Promise<Launch> {
+    for (let attempt = 1; ; attempt++) {
+      const l = npmStart({ ...(await ports()), ...vars });
+      launches.push(l);
+      try {
+        await waitUp(l);
+        return l;
+      } catch (err) {
+        if (attempt === 3 || !/PORT \d+ is already in use/.test(l.output())) throw err;
+      }
+    }
+  }
+
   it('Ctrl-C (SIGINT to its process group): npm exits 0, only after web, worker, mail and Redis are gone', async () => {
-    const l = npmStart({ ...(await ports()), DATA_DIR: dataDir, DATABASE_URL: databaseUrl });
-    launches.push(l);
-    await waitUp(l);
+    const l = await startUp({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl });
     const pids = pidsOf(l.output());
     expect(Object.keys(pids).sort()).to.deep.equal(['mail', 'redis', 'web', 'worker']);
     for (const pid of Object.values(pids)) expect(alive(pid)).to.equal(true);
@@ -149,9 +165,7 @@ describe('the launcher (npm start) stops cleanly and notices a dead server (real
   });
 
   it('redis-server killed under it: stops everything, names redis-server, exits non-zero', async () => {
-    const l = npmStart({ ...(await ports()), DATA_DIR: dataDir, DATABASE_URL: databaseUrl });
-    launches.push(l);
-    await waitUp(l);
+    const l = await startUp({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl });
     const pids = pidsOf(l.output());
     expect(pids.redis).to.be.a('number');
 
@@ -167,9 +181,7 @@ describe('the launcher (npm start) stops cleanly and notices a dead server (real
     // the embedded PostgreSQL of its own data directory this time
     const own = await fsp.mkdtemp(path.join(os.tmpdir(), 'isp-launcher-pg-'));
     dirs.push(own);
-    const l = npmStart({ ...(await ports()), DATA_DIR: own, DATABASE_URL: '' });
-    launches.push(l);
-    await waitUp(l);
+    const l = await startUp({ DATA_DIR: own, DATABASE_URL: '' });
     const pids = pidsOf(l.output());
     expect(pids.postgres).to.be.a('number');
 

@@ -9,11 +9,13 @@ import { publishEvent, type EventName, type EventPayloads } from '../../api/even
  * second delivery of an (event, subscriber) would show up as a second row.
  */
 
-/** Creates a tenant row (no users: publishing events needs none); returns its id. */
-export async function bareTenant(): Promise<number> {
+/**
+ * Creates a tenant row (no users: publishing events needs none); returns its id.
+ * @param knex the database (default the run's shared one; a file may work in a fresh one)
+ */
+export async function bareTenant(knex: Knex = env.knex): Promise<number> {
   const slug = `ev-${randomBytes(4).toString('hex')}`;
-  const [row] = await env
-    .knex('tenants')
+  const [row] = await knex('tenants')
     .insert({ slug, name: `Events ${slug}` })
     .returning('id');
   return row.id;
@@ -25,8 +27,9 @@ export async function publishMany<N extends EventName>(
   name: N,
   payload: (i: number) => EventPayloads[N],
   n: number,
+  knex: Knex = env.knex,
 ): Promise<number[]> {
-  return env.knex.transaction(async (trx) => {
+  return knex.transaction(async (trx) => {
     const ids: number[] = [];
     for (let i = 0; i < n; i++) ids.push((await publishEvent(trx, tenantId, name, payload(i))).id);
     return ids;
@@ -34,8 +37,8 @@ export async function publishMany<N extends EventName>(
 }
 
 /** Creates test_event_effects once (idempotent). */
-export async function ensureEffectsTable(): Promise<void> {
-  await env.knex.raw(`CREATE TABLE IF NOT EXISTS test_event_effects (
+export async function ensureEffectsTable(knex: Knex = env.knex): Promise<void> {
+  await knex.raw(`CREATE TABLE IF NOT EXISTS test_event_effects (
     id bigserial PRIMARY KEY, tenant_id integer NOT NULL, event_id bigint NOT NULL, subscriber text NOT NULL,
     idem_key text NOT NULL, worker text NOT NULL DEFAULT 'in-process', at timestamptz NOT NULL DEFAULT now())`);
 }
@@ -53,12 +56,11 @@ export async function recordEffect(
 }
 
 /** Effect rows of a tenant: "event_id/subscriber" -> number of rows. */
-export async function effectCounts(tenantId: number): Promise<Map<string, number>> {
-  const rows: { event_id: number; subscriber: string; n: number }[] = await env
-    .knex('test_event_effects')
+export async function effectCounts(tenantId: number, knex: Knex = env.knex): Promise<Map<string, number>> {
+  const rows: { event_id: number; subscriber: string; n: number }[] = await knex('test_event_effects')
     .where({ tenant_id: tenantId })
     .groupBy('event_id', 'subscriber')
-    .select('event_id', 'subscriber', env.knex.raw('count(*)::int AS n'));
+    .select('event_id', 'subscriber', knex.raw('count(*)::int AS n'));
   return new Map(rows.map((r) => [`${r.event_id}/${r.subscriber}`, r.n]));
 }
 

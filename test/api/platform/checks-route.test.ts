@@ -10,6 +10,7 @@ import { startWorkers } from '../../../workers/main.js';
 import * as provisioningCheck from '../../../jobs/provisioning-check.js';
 import { dumpStores } from '../mail/support.js';
 import { platformAdminToken } from './support.js';
+import { leaveTenantsShared } from '../../helpers/shared-mode.js';
 
 const ZONE = 'd'.repeat(32);
 const CF = 'https://api.cloudflare.com';
@@ -22,6 +23,7 @@ const PANEL = `panel-route-sentinel-${randomBytes(5).toString('hex')}`;
  * starts one.
  */
 describe('POST /api/platform/provisioning/credentials/test/{provider}', function () {
+  leaveTenantsShared();
   this.timeout(60_000);
   let app: TestApp;
   let ops: { id: number; token: string };

@@ -17,6 +17,7 @@ import { copiedTenant } from './tenant-db-evidence-support.js';
 import { scansOnCutOverTenant } from './tenant-db-cutover-scans.js';
 import { mailboxesOnCutOverTenants } from './tenant-db-cutover-mailboxes.js';
 import { registry } from '../../../workers/registry.js';
+import { leaveTenantsShared } from '../../helpers/shared-mode.js';
 
 /**
  * Issue 15 items 3-5 on real PostgreSQL: after issue 14's pilot, schema and copy, changes in the
@@ -24,6 +25,7 @@ import { registry } from '../../../workers/registry.js';
  * and cron scan on its own database, the 5 s lock bound, the rollback plan and the rollback.
  */
 describe('tenant databases: production cutover and rollback', function () {
+  leaveTenantsShared();
   this.timeout(180_000);
   let app: TestApp;
   let ops: { id: number; token: string };

@@ -7,12 +7,14 @@ import { seedDemoProvisioning, demoTenantDbOf } from '../../../db/seeds/demo-pro
 import { demoProvisioningTarget } from '../../../bin/dev-provisioning.js';
 import { openSectionSecret } from '../../../jobs/provisioning/credentials.js';
 import { closeTenantPools } from '../../../db/tenant-pools.js';
+import { leaveTenantsShared } from '../../helpers/shared-mode.js';
 
 /**
  * Issue 14 item 9: the demo's tenant_db credential (the embedded PostgreSQL's superuser; here the
  * test server's) and the demo guard on tenant database runs and rollbacks.
  */
 describe('tenant databases: demo credential and demo guard', function () {
+  leaveTenantsShared();
   this.timeout(60_000);
   let app: TestApp;
   let ops: { id: number; token: string };

@@ -10,9 +10,11 @@ import { openRolePassword } from '../../../api/platform/tenant-db/state.js';
 import { runJobId, tenantDatabaseSummary } from '../../../api/platform/tenant-db/runs.js';
 import { configureTenantDbJob } from '../../../jobs/tenant-db.js';
 import { closeTenantPools } from '../../../db/tenant-pools.js';
+import { leaveTenantsShared } from '../../helpers/shared-mode.js';
 
 /** Issue 14 items 1-6 on real PostgreSQL: pilot, test, schema, dry-run, copy, both rollbacks. */
 describe('tenant databases: lifecycle', function () {
+  leaveTenantsShared();
   this.timeout(120_000);
   let app: TestApp;
   let ops: { id: number; token: string };

@@ -11,6 +11,7 @@ import { closeTenantPools } from '../../../db/tenant-pools.js';
 import { platformAdminToken } from './support.js';
 import { runJob, saveTenantDbCredential } from './tenant-db-support.js';
 import { TEST_WEB_APP_KEY } from '../../helpers/http.js';
+import { leaveTenantsShared } from '../../helpers/shared-mode.js';
 
 const SMOKE = ['customers', 'invoices', 'tickets', 'demo-flow'];
 
@@ -21,6 +22,7 @@ const SMOKE = ['customers', 'invoices', 'tickets', 'demo-flow'];
  * tenant walked through pilot -> schema -> dry-run -> copy (runs executed in this process).
  */
 describe('tenant databases: pilot logins and smoke routes', function () {
+  leaveTenantsShared();
   this.timeout(120_000);
   const clock = new ManualClock();
   let app: TestApp;

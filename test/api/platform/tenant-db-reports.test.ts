@@ -8,6 +8,7 @@ import { runJob, saveTenantDbCredential } from './tenant-db-support.js';
 import { closeTenantPools } from '../../../db/tenant-pools.js';
 import { copyPlan } from '../../../api/platform/tenant-db/copy-plan.js';
 import { WRITE_ROUTES } from '../../../api/platform/tenant-db/write-plan.js';
+import { leaveTenantsShared } from '../../helpers/shared-mode.js';
 
 const REPORTS = [
   'read-sample',
@@ -27,6 +28,7 @@ const ALL_PATHS = [...REPORTS, ...MODULES, ...MODULES.map((m) => `module-read/${
  * copy (runs executed in this process, no worker), each module-read fallback, DEMO- extras, access.
  */
 describe('tenant databases: reports', function () {
+  leaveTenantsShared();
   this.timeout(120_000);
   let app: TestApp;
   let ops: { id: number; token: string };

@@ -15,6 +15,7 @@ import {
 } from '../../../db/tenant-routing.js';
 import { Customer } from '../../../db/models/index.js';
 import { isWriteSql } from '../../../db/autocommit-gate.js';
+import { leaveTenantsShared } from '../../helpers/shared-mode.js';
 
 /**
  * Issue 15 item 3 b for autocommit writes ("Autocommit writes pass the gate"): a write made through
@@ -23,6 +24,7 @@ import { isWriteSql } from '../../../db/autocommit-gate.js';
  * as the cutover job holds it: `pg_advisory_xact_lock(15015, tenant)` in an open transaction.
  */
 describe('tenant databases: autocommit writes through a scope pass the cutover write gate', function () {
+  leaveTenantsShared();
   this.timeout(120_000);
   let app: TestApp;
   let a: TenantFixture;

@@ -16,6 +16,7 @@ import * as invoiceOverdue from '../../../jobs/invoice-overdue.js';
 import * as ticketSla from '../../../jobs/ticket-sla.js';
 import { addDays, ManualClock, todayIn } from '../../../lib/clock.js';
 import { fakeJob } from '../../jobs/fake-job.js';
+import { leaveTenantsShared } from '../../helpers/shared-mode.js';
 
 /**
  * Issue 15 "Cut-over tenant: ... shared rows untouched; crons run on its database": the cut-over
@@ -23,6 +24,7 @@ import { fakeJob } from '../../jobs/fake-job.js';
  * TEST_TENANT_DB=1 processes, after #2's and #6's suites; in a normal run it cuts its own tenant over.
  */
 describe('the suites on a cut-over tenant (issue 15)', function () {
+  leaveTenantsShared();
   this.timeout(120_000);
   let app: TestApp;
 

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { env } from '../../helpers/env.js';
 import { saveCredentials } from '../../../api/platform/credentials-service.js';
 import { configureProvisioningChecks, runProvisioningCheck } from '../../../jobs/provisioning-check.js';
+import { leaveTenantsShared } from '../../helpers/shared-mode.js';
 
 const key = randomBytes(32);
 const ZONE = 'c'.repeat(32);
@@ -17,6 +18,7 @@ const lastTest = async (section: string) =>
 
 /** Issue 13 item 5: the read-only checks, run as the provisioning-check processor runs them (nock, real PostgreSQL). */
 describe('provisioning checks (tenant_db, cloudflare, mail_panel, storage, backup)', function () {
+  leaveTenantsShared();
   this.timeout(30_000);
   const role = `prov_check_${randomBytes(3).toString('hex')}`;
   const rolePw = `pw-${randomBytes(8).toString('hex')}`;
