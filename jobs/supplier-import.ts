@@ -32,6 +32,11 @@ export function parseHeapMb(env: NodeJS.ProcessEnv = inheritedEnv()): number {
   return Number.isInteger(n) && n >= 16 ? n : PARSE_HEAP_MB;
 }
 
+/** Node flags of the sandboxed child (BullMQ fork options): the old-space cap of {@link parseHeapMb}. */
+export function parseExecArgv(env: NodeJS.ProcessEnv = inheritedEnv()): string[] {
+  return [`--max-old-space-size=${parseHeapMb(env)}`];
+}
+
 /** Time limit of `parse`, in ms (env SUPPLIER_IMPORT_TIME_LIMIT_MS, else 60000). */
 export function parseTimeLimitMs(env: NodeJS.ProcessEnv = inheritedEnv()): number {
   const n = Number(env.SUPPLIER_IMPORT_TIME_LIMIT_MS);

@@ -80,7 +80,7 @@ export const registry: Partial<Record<QueueName, QueueRegistration>> = {
   'supplier-import': {
     processor: fileURLToPath(new URL('./sandboxed/supplier-import.ts', import.meta.url)),
     concurrency: 2,
-    fork: { execArgv: [`--max-old-space-size=${supplierImport.parseHeapMb()}`] },
+    fork: { execArgv: supplierImport.parseExecArgv() },
     onFailed: (job, err) => supplierImport.recordFailure(jobDeps(), job, err),
   },
   'provisioning-check': { processor: provisioningCheck.process, concurrency: 2 },
