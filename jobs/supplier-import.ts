@@ -80,15 +80,17 @@ export async function recordFailure(
   // the tenant's database after its cutover (issue 15 item 4)
   const knex = (await tenantScopeOf(deps.knex, tenantId, deps.appKey, 'job')).knex as Knex;
   const open = () => knex(table).where({ tenant_id: tenantId, id }).whereIn('status', ['queued', 'running']);
-  if (job.name === PARSE_JOB && deps.storage) {
-    // the upload goes first: once the run shows `failed`, nothing of it is left
-    const row = await open().first<{ file_key: string | null } | undefined>('file_key');
-    if (row?.file_key) await deps.storage.delete(row.file_key).catch(() => undefined);
+  // the upload (preview) or the rows' file (import) goes first: once the run shows `failed`,
+  // nothing of it is left
+  const fileColumn = job.name === PARSE_JOB ? 'file_key' : 'items_key';
+  if (deps.storage) {
+    const row = await open().first<Record<string, string | null> | undefined>(fileColumn);
+    if (row?.[fileColumn]) await deps.storage.delete(row[fileColumn]).catch(() => undefined);
   }
   await open().update({
     status: 'failed',
     error: reason,
     finished_at: (deps.clock ?? systemClock).now(),
-    ...(job.name === PARSE_JOB ? { file_key: null } : {}),
+    [fileColumn]: null,
   });
 }

@@ -147,7 +147,15 @@ export const supplierImportRoutes: AnyWebRoute[] = [
       ...unavailable,
     },
     async handler(ctx) {
-      answer(ctx, await startImport(ctx.state.scope!, deps(ctx), ctx.state.params.supplier, ctx.state.body.items));
+      answer(
+        ctx,
+        await startImport(
+          ctx.state.scope!,
+          { ...deps(ctx), storage: storageOf(ctx) },
+          ctx.state.params.supplier,
+          ctx.state.body.items,
+        ),
+      );
     },
   }),
   webRoute<{ supplier: number; import: number }>({

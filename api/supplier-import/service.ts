@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Queue } from 'bullmq';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { NotFound, ValidationFailed, type FieldErrors } from '../errors.js';
@@ -69,16 +69,22 @@ async function assertSupplier(scope: TenantScope, supplierId: number): Promise<v
   if (!(await scope.table('suppliers').where('id', supplierId).first('id'))) throw new NotFound('Supplier');
 }
 
-/** Removes the tenant's expired runs (and the uploads of expired previews). */
+/** Removes the tenant's expired runs and their files (uploads, preview rows, import items). */
 async function purgeExpired(scope: TenantScope, storage: Storage, now: Date): Promise<void> {
   const gone = await scope
     .table('supplier_import_previews')
     .where('expires_at', '<', now)
     .delete()
     .returning<{ file_key: string | null; rows_key: string | null }[]>(['file_key', 'rows_key']);
-  const keys = gone.flatMap((g) => [g.file_key, g.rows_key]).filter((k): k is string => k !== null);
+  const imports = await scope
+    .table('supplier_imports')
+    .where('expires_at', '<', now)
+    .delete()
+    .returning<{ items_key: string | null }[]>(['items_key']);
+  const keys = [...gone.flatMap((g) => [g.file_key, g.rows_key]), ...imports.map((g) => g.items_key)].filter(
+    (k): k is string => k !== null,
+  );
   await Promise.all(keys.map((k) => storage.delete(k).catch(() => undefined)));
-  await scope.table('supplier_imports').where('expires_at', '<', now).delete();
 }
 
 /** A stored file's whole content. */
@@ -292,7 +298,7 @@ export function importRows(items: readonly ImportItemInput[]): ImportRow[] {
  */
 export async function startImport(
   scope: TenantScope,
-  deps: Omit<ImportDeps, 'storage'>,
+  deps: ImportDeps,
   supplierId: number,
   items: readonly ImportItemInput[],
 ): Promise<Answer> {
@@ -300,23 +306,29 @@ export async function startImport(
   const rows = importRows(items);
   if (!rows.length) throw new ValidationFailed({ items: ['select at least one item'] });
   const now = (deps.clock ?? systemClock).now();
-  await scope.table('supplier_imports').where('expires_at', '<', now).delete();
-  const [{ id }] = await scope
-    .knex('supplier_imports')
-    .insert({
-      tenant_id: scope.tenantId,
-      supplier_id: supplierId,
-      items: JSON.stringify(rows),
-      created_by: deps.userId,
-      created_at: now,
-      expires_at: new Date(now.getTime() + KEEP_MS),
-    })
-    .returning<{ id: number }[]>('id');
-  const data: ApplyJobData = { tenantId: scope.tenantId, supplierId, importId: id };
+  await purgeExpired(scope, deps.storage, now);
+  // the rows as one file of the storage driver (`apply` reads it), not a jsonb value of the run
+  const itemsKey = `tenants/${scope.tenantId}/supplier-imports/${randomUUID()}-items.json`;
+  const text = Buffer.from(JSON.stringify(rows));
+  await deps.storage.put(itemsKey, Readable.from([text]), { maxBytes: text.length });
+  let id: number | undefined;
   try {
+    [{ id }] = await scope
+      .knex('supplier_imports')
+      .insert({
+        tenant_id: scope.tenantId,
+        supplier_id: supplierId,
+        items_key: itemsKey,
+        created_by: deps.userId,
+        created_at: now,
+        expires_at: new Date(now.getTime() + KEEP_MS),
+      })
+      .returning<{ id: number }[]>('id');
+    const data: ApplyJobData = { tenantId: scope.tenantId, supplierId, importId: id };
     await addOrUnavailable(deps.queue, APPLY_JOB, data, { jobId: importJobId(id), attempts: 1 }, deps.enqueueTimeoutMs);
   } catch (err) {
-    await scope.table('supplier_imports').where('id', id).delete();
+    if (id !== undefined) await scope.table('supplier_imports').where('id', id).delete();
+    await deps.storage.delete(itemsKey).catch(() => undefined);
     throw err;
   }
   await waitForRun(scope, 'supplier_imports', id, deps.waitMs ?? DEFAULT_WAIT_MS);

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { Readable } from 'node:stream';
 import http from 'node:http';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -128,6 +129,12 @@ describe('/api/suppliers/{supplier}/items import (real worker, sandboxed parse)'
     expect(first.body.data).to.include({ status: 'completed', created: 1, updated: 2, skipped: 0 });
     const again = await app.request('POST', `${base()}/import`, { token: f.adminToken, body: { items } });
     expect(again.body.data).to.include({ created: 0, updated: 0, skipped: 3 });
+    // the selected rows went to a file of the storage driver (not the run row), removed once applied
+    const run = await env.knex('supplier_imports').where('id', first.body.data.import_id).first();
+    expect(run.items).to.equal(null);
+    expect(run.items_key).to.match(new RegExp(`^tenants/${f.tenant.id}/supplier-imports/[0-9a-f-]{36}-items\\.json$`));
+    expect(await app.storage.exists(run.items_key)).to.equal(false);
+    expect(await uploads()).to.deep.equal([]);
     const read = await app.request('GET', `${base()}/imports/${first.body.data.import_id}`, { token: f.adminToken });
     expect(read.status).to.equal(200);
     expect(read.body.data).to.include({ created: 1, updated: 2, skipped: 0 });
@@ -284,14 +291,29 @@ describe('/api/suppliers/{supplier}/items import (real worker, sandboxed parse)'
       .where('id', mine.body.data.preview_id)
       .first();
     expect(await app.storage.exists(rowsKey)).to.equal(true);
+    // an import whose job never ran (its rows' file still there), as old as the preview
+    const itemsKey = `tenants/${f.tenant.id}/supplier-imports/expiry-test-items.json`;
+    await app.storage.put(itemsKey, Readable.from([Buffer.from('[]')]), { maxBytes: 100 });
+    const [stale] = await env
+      .knex('supplier_imports')
+      .insert({
+        tenant_id: f.tenant.id,
+        supplier_id: supplierId,
+        items_key: itemsKey,
+        created_at: clock.now(),
+        expires_at: new Date(clock.now().getTime() + 24 * 3600 * 1000),
+      })
+      .returning('id');
     clock.advance(24 * 3600 * 1000 + 1);
     expect((await app.request('GET', path1, { token: f.adminToken })).status).to.equal(404);
-    // the next preview removes the expired one with its rows file
+    // the next preview removes the expired one with its rows file, and the expired import with its rows
     expect((await upload(Buffer.from('name\ny\n'))).status).to.equal(200);
     expect(await env.knex('supplier_import_previews').where('id', mine.body.data.preview_id).first()).to.equal(
       undefined,
     );
     expect(await app.storage.exists(rowsKey)).to.equal(false);
+    expect(await env.knex('supplier_imports').where('id', stale.id).first()).to.equal(undefined);
+    expect(await app.storage.exists(itemsKey)).to.equal(false);
 
     const down = await startTestApp();
     const dead = createQueues('redis://127.0.0.1:1', { prefix: `{supplier-dead-${process.pid}}` });
@@ -303,6 +325,18 @@ describe('/api/suppliers/{supplier}/items import (real worker, sandboxed parse)'
     expect(refused.status).to.equal(503);
     expect(refused.body.code).to.equal('QUEUE_UNAVAILABLE');
     expect(await count()).to.equal(n);
+    expect(await uploads()).to.deep.equal([]);
+    // an import refused the same way leaves neither its run nor its rows' file
+    const imports = async () => (await env.knex('supplier_imports').where('tenant_id', f.tenant.id)).length;
+    const m = await imports();
+    const item = { name: 'Kabel drop 1 core', sku: 'DROP-1C', cost_price: 1500 };
+    const refusedImport = await down.request('POST', `${base()}/import`, {
+      token: f.adminToken,
+      body: { items: [item] },
+    });
+    expect(refusedImport.status).to.equal(503);
+    expect(refusedImport.body.code).to.equal('QUEUE_UNAVAILABLE');
+    expect(await imports()).to.equal(m);
     expect(await uploads()).to.deep.equal([]);
   });
 });

@@ -169,6 +169,50 @@ describe('supplier import: parse and apply jobs, failure reasons', function () {
     ).to.equal(0);
   });
 
+  it('apply: reads the rows from their file (items_key), removes it once applied; the hook removes it on failure', async () => {
+    const rows = [
+      {
+        row: 1,
+        name: 'Patch cord SC-UPC 3m',
+        sku: 'PC-3M-F',
+        category: null,
+        unit: null,
+        cost_price: '12500',
+        sell_price: null,
+        notes: null,
+        valid: true,
+        errors: {},
+      },
+    ];
+    const newImport = async (n: number) => {
+      const key = `tenants/${f.tenant.id}/supplier-imports/runs-test-${n}-items.json`;
+      await storage.put(key, Readable.from([Buffer.from(JSON.stringify(rows))]), { maxBytes: 1e6 });
+      const now = new Date();
+      const [{ id }] = await env
+        .knex('supplier_imports')
+        .insert({ tenant_id: f.tenant.id, supplier_id: supplierId, items_key: key, created_at: now, expires_at: now })
+        .returning('id');
+      return { key, id: id as number };
+    };
+    const a = await newImport(1);
+    const fake = fakeJob({ tenantId: f.tenant.id, supplierId, importId: a.id });
+    expect(await runApply(fake.job, { knex: env.knex, storage })).to.deep.equal({ created: 1, updated: 0, skipped: 0 });
+    expect(fake.logs[0]).to.equal('applying 1 rows');
+    expect(fake.logs.at(-1)).to.match(/^done: 1 created, 0 updated, 0 skipped \(in \d+ ms\)$/);
+    expect(await storage.exists(a.key)).to.equal(false);
+    const item = await env.knex('inventory_items').where({ tenant_id: f.tenant.id, sku: 'PC-3M-F' }).first();
+    expect(item.name).to.equal('Patch cord SC-UPC 3m');
+    // a rerun of the finished import answers its stored result, without the file
+    expect(await runApply(fake.job, { knex: env.knex, storage })).to.deep.equal({ created: 1, updated: 0, skipped: 0 });
+
+    const b = await newImport(2);
+    const job = { name: 'apply', data: { tenantId: f.tenant.id, supplierId, importId: b.id } };
+    await recordFailure({ knex: env.knex, storage }, job, { name: 'Error', message: 'deadlock detected' });
+    const failed = await env.knex('supplier_imports').where('id', b.id).first();
+    expect(failed).to.include({ status: 'failed', items_key: null, error: 'the import could not be applied' });
+    expect(await storage.exists(b.key)).to.equal(false);
+  });
+
   it('hostile files are refused with a reason: zip bomb, encrypted PDF, 1,000-page PDF', async () => {
     const refusal = async (name: string, data: Buffer) => {
       const p = path.join(dir, name);
