@@ -23,6 +23,12 @@ export const PREVIEW_MAX_BYTES = 20 * 1024 * 1024;
 export const KEEP_MS = 24 * 3600 * 1000;
 /** How long a request waits for its job, in ms. */
 export const DEFAULT_WAIT_MS = 20_000;
+/**
+ * The waiting request's poll of its run: every 25 ms for the first 3 s (most runs end by then: a
+ * 50,000-row CSV in about 1 s), then every 100 ms; about 290 primary-key reads over the 20 s wait.
+ */
+const FAST_POLL_MS = 25;
+const FAST_POLL_FOR_MS = 3_000;
 const POLL_MS = 100;
 
 /** What the service needs besides the scope. */
@@ -121,18 +127,20 @@ async function headOf(storage: Storage, key: string): Promise<Buffer> {
   return Buffer.concat(parts).subarray(0, 512);
 }
 
-/** Polls a run until it finished or `ms` passed. */
+/** Polls a run until it finished or `ms` passed (FAST_POLL_MS, then POLL_MS). */
 async function waitForRun(
   scope: TenantScope,
   table: 'supplier_import_previews' | 'supplier_imports',
   id: number,
   ms: number,
 ) {
-  const end = Date.now() + ms;
+  const start = Date.now();
+  const end = start + ms;
   for (;;) {
     const row = await scope.table(table).where('id', id).first<RunRow | undefined>('id', 'status', 'error');
     if (!row || row.status === 'completed' || row.status === 'failed' || Date.now() >= end) return row;
-    await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(0, end - Date.now()))));
+    const every = Date.now() - start < FAST_POLL_FOR_MS ? FAST_POLL_MS : POLL_MS;
+    await new Promise((r) => setTimeout(r, Math.min(every, Math.max(0, end - Date.now()))));
   }
 }
 

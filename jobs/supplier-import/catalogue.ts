@@ -25,9 +25,13 @@ export interface DecidedRow extends ImportRow {
 }
 
 /**
- * Finds each row's master item: by sku case-insensitively, else by name (case-insensitive), in
- * one query over unnest()ed arrays. The name lookup's `s.id IS NULL` sits inside the lateral
- * subquery, so rows matched by sku skip its index scan (in the join condition it ran for every row).
+ * Finds each row's master item: by sku case-insensitively, else by name (case-insensitive; the
+ * lowest id when names repeat), in one query over unnest()ed arrays. The sku and the name lookups
+ * are two set-based joins (the name join only for rows no sku matched) that carry the item's
+ * columns, so PostgreSQL picks per file size: hash joins over the tenant's items for a big list,
+ * index probes (tenant_id, lower(sku) / lower(name)) for a few rows. Before, a per-row LATERAL
+ * name probe and a re-join of the matched item: 50,000 rows against 25,000 items took 270-341 ms
+ * to the client against 191-285 ms now (three interleaved runs each, bench data).
  * @param db knex or a transaction
  * @returns matching item per index of rows (absent when none)
  */
@@ -38,16 +42,22 @@ export async function matchItems(
   rows: readonly Pick<ImportRow, 'name' | 'sku'>[],
 ): Promise<Map<number, MatchingItem>> {
   const result = await db.raw<{ rows: (MatchingItem & { idx: number })[] }>(
-    `WITH r AS (SELECT * FROM unnest(?::int[], ?::text[], ?::text[]) AS r(idx, sku, name))
-     SELECT r.idx, i.id, i.name, i.sku, i.category, i.unit, i.notes, i.sell_price::text AS sell_price,
+    `WITH r AS MATERIALIZED (
+            SELECT idx, lower(sku) AS lsku, lower(name) AS lname
+              FROM unnest(?::int[], ?::text[], ?::text[]) AS r(idx, sku, name)),
+          by_sku AS (
+            SELECT r.idx, i.id, i.name, i.sku, i.category, i.unit, i.notes, i.sell_price
+              FROM r JOIN inventory_items i ON i.tenant_id = ? AND lower(i.sku) = r.lsku),
+          by_name AS (
+            SELECT DISTINCT ON (r.idx) r.idx, i.id, i.name, i.sku, i.category, i.unit, i.notes, i.sell_price
+              FROM r JOIN inventory_items i ON i.tenant_id = ? AND lower(i.name) = r.lname
+             WHERE NOT EXISTS (SELECT 1 FROM by_sku b WHERE b.idx = r.idx)
+             ORDER BY r.idx, i.id),
+          m AS (SELECT * FROM by_sku UNION ALL SELECT * FROM by_name)
+     SELECT m.idx, m.id, m.name, m.sku, m.category, m.unit, m.notes, m.sell_price::text AS sell_price,
             si.cost_price::text AS cost_price
-       FROM r
-       LEFT JOIN inventory_items s ON s.tenant_id = ? AND r.sku IS NOT NULL AND lower(s.sku) = lower(r.sku)
-       LEFT JOIN LATERAL (SELECT n.id FROM inventory_items n
-                           WHERE s.id IS NULL AND n.tenant_id = ? AND lower(n.name) = lower(r.name)
-                           ORDER BY n.id LIMIT 1) n ON true
-       JOIN inventory_items i ON i.id = coalesce(s.id, n.id)
-       LEFT JOIN supplier_items si ON si.tenant_id = ? AND si.supplier_id = ? AND si.item_id = i.id`,
+       FROM m
+       LEFT JOIN supplier_items si ON si.tenant_id = ? AND si.supplier_id = ? AND si.item_id = m.id`,
     [
       rows.map((_, i) => i),
       nullable(rows.map((r) => r.sku)),

@@ -31,6 +31,37 @@ describe('supplier import: matching and applying (issue 16 item 6)', () => {
     expect(countActions(decided)).to.deep.equal({ total: 3, valid: 3, invalid: 0, create: 1, update: 2, skip: 0 });
   });
 
+  it("an unknown sku falls back to the name (lowest id of a repeated name); the match carries this supplier's buy price", async () => {
+    const ids = (await env
+      .knex('inventory_items')
+      .insert([
+        { tenant_id: f.tenant.id, name: 'Patch Cord SC', sku: 'PC-A', sell_price: 15000 },
+        { tenant_id: f.tenant.id, name: 'patch cord sc', sku: 'PC-B', sell_price: 16000 },
+      ])
+      .returning('id')) as { id: number }[];
+    const [zte] = await env.knex('inventory_items').where({ tenant_id: f.tenant.id, sku: 'ZTE-609' }).pluck('id');
+    await env
+      .knex('supplier_items')
+      .insert({ tenant_id: f.tenant.id, supplier_id: supplierId, item_id: zte, cost_price: 250000 });
+    const rows = [
+      row(1, 'PATCH CORD SC', 'PC-UNKNOWN'),
+      row(2, 'ont zte f609', 'zte-609'),
+      row(3, 'Patch Cord SC', 'pc-b'),
+    ];
+    const m = await matchItems(env.knex, f.tenant.id, supplierId, rows);
+    expect(m.get(0)).to.include({ id: Math.min(...ids.map((r) => r.id)), sku: 'PC-A', cost_price: null });
+    expect(m.get(1)).to.include({ id: zte, name: 'ONT ZTE F609', sell_price: '300000.00', cost_price: '250000.00' });
+    expect(m.get(2)).to.include({ sku: 'PC-B', name: 'patch cord sc' });
+    await env.knex('supplier_items').where({ supplier_id: supplierId, item_id: zte }).delete();
+    await env
+      .knex('inventory_items')
+      .whereIn(
+        'id',
+        ids.map((r) => r.id),
+      )
+      .delete();
+  });
+
   it('a failure while recording the result undoes the whole apply (items and buy prices)', async () => {
     const count = async (t: string, w: Record<string, number>) =>
       Number((await env.knex(t).where(w).count('* as n'))[0].n);
