@@ -27,6 +27,22 @@ import { defaultApkSigningSource } from '../jobs/apk/default-signing.js';
 import { guard, quitWithin, returnToQueue, trackSandboxed, type ShutdownState } from './shutdown.js';
 import { apkBuildOptionsFrom } from '../jobs/apk/options.js';
 
+/** The preload of every sandboxed child (workers/sandboxed/early-signals.mjs), as a file URL. */
+const EARLY_SIGNALS = new URL('./sandboxed/early-signals.mjs', import.meta.url).href;
+
+/**
+ * BullMQ `workerForkOptions` of a sandboxed (file) processor: this process's Node flags (tsx)
+ * after the early-signals preload, then the registry entry's own flags (e.g. the heap cap) and its
+ * environment when it names one.
+ * @param fork the registry entry's `fork` (absent: flags only)
+ */
+export function sandboxedForkOptions(fork: QueueRegistration['fork']): { execArgv: string[]; env?: NodeJS.ProcessEnv } {
+  return {
+    ...fork,
+    execArgv: ['--import', EARLY_SIGNALS, ...process.execArgv, ...(fork?.execArgv ?? [])],
+  };
+}
+
 /**
  * The `worker` process (DESIGN.md §1, §3): a BullMQ Worker per queue picked by WORKER_QUEUES
  * (comma list, default all), the queues' job schedulers upserted at start (idempotent; no
@@ -193,9 +209,7 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
       removeOnFail: DEFAULT_JOB_OPTIONS.removeOnFail as KeepJobs,
       ...(opts.lockDurationMs ? { lockDuration: opts.lockDurationMs } : {}),
       ...(opts.stalledIntervalMs ? { stalledInterval: opts.stalledIntervalMs } : {}),
-      ...(reg.fork && typeof reg.processor !== 'function'
-        ? { workerForkOptions: { ...reg.fork, execArgv: [...process.execArgv, ...(reg.fork.execArgv ?? [])] } }
-        : {}),
+      ...(typeof reg.processor !== 'function' ? { workerForkOptions: sandboxedForkOptions(reg.fork) } : {}),
     });
     worker.on('error', (err) => logError(`worker:${name}`, { queue: name, err: err.message }, 'worker error'));
     worker.on('failed', (job, err) => {
