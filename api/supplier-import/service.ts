@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Queue } from 'bullmq';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { NotFound, ValidationFailed, type FieldErrors } from '../errors.js';
 import { SINGLE_LINE_PATTERN } from '../http/validation.js';
-import type { Storage } from '../../lib/storage/index.js';
+import { putJson, readWhole, type Storage } from '../../lib/storage/index.js';
 import { systemClock, type Clock } from '../../lib/clock.js';
 import { addOrUnavailable, safeJobId } from '../../jobs/queues.js';
 import { APPLY_JOB, PARSE_JOB } from '../../jobs/supplier-import.js';
@@ -91,14 +91,6 @@ async function purgeExpired(scope: TenantScope, storage: Storage, now: Date): Pr
     (k): k is string => k !== null,
   );
   await Promise.all(keys.map((k) => storage.delete(k).catch(() => undefined)));
-}
-
-/** A stored file's whole content. */
-async function readAll(storage: Storage, key: string): Promise<Buffer> {
-  const { stream } = await storage.get(key);
-  const parts: Buffer[] = [];
-  for await (const chunk of stream as AsyncIterable<Buffer>) parts.push(chunk);
-  return Buffer.concat(parts);
 }
 
 /** The rows of a preview finished before its rows went to a file (the `rows` column's text). */
@@ -231,7 +223,7 @@ export async function previewAnswer(
     const head = Buffer.from(`${JSON.stringify({ data }).slice(0, -2)},"rows":`);
     // the rows as stored: JSON.stringify's output of the job (a file of the storage driver; before
     // migration 20261208400000 the `rows` column's text), put in without parsing it again
-    const rows = row.rows_key ? await readAll(storage, row.rows_key) : await oldRows(scope, id);
+    const rows = row.rows_key ? await readWhole(storage, row.rows_key) : await oldRows(scope, id);
     return { status: 200, data, json: Buffer.concat([head, rows, Buffer.from('}}')]) };
   }
   const job = await queue.getJob(previewJobId(id)).catch(() => undefined);
@@ -317,8 +309,7 @@ export async function startImport(
   await purgeExpired(scope, deps.storage, now);
   // the rows as one file of the storage driver (`apply` reads it), not a jsonb value of the run
   const itemsKey = `tenants/${scope.tenantId}/supplier-imports/${randomUUID()}-items.json`;
-  const text = Buffer.from(JSON.stringify(rows));
-  await deps.storage.put(itemsKey, Readable.from([text]), { maxBytes: text.length });
+  await putJson(deps.storage, itemsKey, rows);
   let id: number | undefined;
   try {
     [{ id }] = await scope

@@ -3,11 +3,10 @@ import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Knex } from 'knex';
 import { tenantScopeOf } from '../../db/tenant-routing.js';
-import type { Storage } from '../../lib/storage/index.js';
+import { putJson, readWhole, type Storage } from '../../lib/storage/index.js';
 import { systemClock, type Clock } from '../../lib/clock.js';
 import type { JobLike } from '../queues.js';
 import { parseFile } from './parse-file.js';
@@ -108,7 +107,7 @@ export async function runParse(job: JobLike<ParseJobData>, deps: RunDeps): Promi
     await job.log(`matched in ${lap()} ms; storing`);
     // the rows as one file of the storage driver (a fixed key: a rerun replaces it), then the row
     const rowsKey = previewRowsKey(tenantId, previewId);
-    await storage.put(rowsKey, Readable.from([Buffer.from(JSON.stringify(rows))]), { maxBytes: ROWS_MAX_BYTES });
+    await putJson(storage, rowsKey, rows, ROWS_MAX_BYTES);
     await knex('supplier_import_previews')
       .where({ id: previewId })
       .update({
@@ -133,10 +132,7 @@ export async function runParse(job: JobLike<ParseJobData>, deps: RunDeps): Promi
 /** An import's rows from its file in the storage driver. @throws Error without a storage driver */
 async function readItems(deps: RunDeps, key: string): Promise<ImportRow[]> {
   if (!deps.storage) throw new Error('no storage driver to read the import from');
-  const { stream } = await deps.storage.get(key);
-  const parts: Buffer[] = [];
-  for await (const chunk of stream as AsyncIterable<Buffer>) parts.push(chunk);
-  return JSON.parse(Buffer.concat(parts).toString('utf8')) as ImportRow[];
+  return JSON.parse((await readWhole(deps.storage, key)).toString('utf8')) as ImportRow[];
 }
 
 /**

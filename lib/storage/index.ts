@@ -13,6 +13,7 @@ export type * from './types.js';
 export { LocalStorage } from './local.js';
 export { S3Storage } from './s3.js';
 export { validateKey, detectType, typeAllowed } from './upload.js';
+export { readWhole, putJson } from './whole.js';
 
 /**
  * Builds the configured driver.

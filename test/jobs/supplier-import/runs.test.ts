@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { createStorage, type Storage } from '../../../lib/storage/index.js';
+import { createStorage, readWhole, type Storage } from '../../../lib/storage/index.js';
 import { runApply, runParse } from '../../../jobs/supplier-import/runs.js';
 import { failureReason, recordFailure } from '../../../jobs/supplier-import.js';
 import { parseFile } from '../../../jobs/supplier-import/parse-file.js';
@@ -52,10 +52,7 @@ describe('supplier import: parse and apply jobs, failure reasons', function () {
   /** The preview's row with `rows` read from its rows file (storage driver). */
   const storedPreview = async (id: number) => {
     const row = await env.knex('supplier_import_previews').where('id', id).first();
-    const { stream } = await storage.get(row.rows_key);
-    const parts: Buffer[] = [];
-    for await (const c of stream) parts.push(c as Buffer);
-    return { ...row, rows: JSON.parse(Buffer.concat(parts).toString('utf8')) };
+    return { ...row, rows: JSON.parse((await readWhole(storage, row.rows_key)).toString('utf8')) };
   };
 
   it('parse: a comma CSV -> rows with actions and matches, counts, progress and logs; the upload removed', async () => {
