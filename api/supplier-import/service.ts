@@ -245,47 +245,56 @@ export interface ImportItemInput {
 
 const SINGLE_LINE = new RegExp(SINGLE_LINE_PATTERN);
 
+/** A text field of an import item: trimmed, null when blank; its error goes to `errors[items.N.f]`. */
+function itemText(
+  it: ImportItemInput,
+  i: number,
+  f: 'name' | 'sku' | 'category' | 'unit' | 'notes',
+  errors: FieldErrors,
+): string | null {
+  const v = it[f];
+  const s = typeof v === 'string' ? v.trim() : '';
+  if (s.length > FIELD_MAX[f]) errors[`items.${i}.${f}`] = [`must be at most ${FIELD_MAX[f]} characters`];
+  else if (f !== 'notes' && !SINGLE_LINE.test(s)) errors[`items.${i}.${f}`] = ['must be a single line'];
+  return s === '' ? null : s;
+}
+
+/** A price of an import item as decimal text (null when absent); its error goes to `errors[items.N.f]`. */
+function itemPrice(it: ImportItemInput, i: number, f: 'cost_price' | 'sell_price', errors: FieldErrors): string | null {
+  const v = it[f];
+  if (v === null || v === undefined) return null;
+  if (v < 0) errors[`items.${i}.${f}`] = ['must be at least 0'];
+  else if (v > MAX_PRICE) errors[`items.${i}.${f}`] = [`must be at most ${MAX_PRICE}`];
+  else if (Math.round(v * 100) / 100 !== v) errors[`items.${i}.${f}`] = ['must have at most 2 decimals'];
+  return String(v);
+}
+
 /**
- * Checks the selected items (admin-api.md "Supplier import item") and turns them into rows.
+ * Checks the selected items (admin-api.md "Supplier import item") and turns them into rows
+ * (`row`: the item's index in the body + 1).
  * @throws ValidationFailed with `items.N.field` for every invalid selected item (N: index in the body)
  */
 export function importRows(items: readonly ImportItemInput[]): ImportRow[] {
   const errors: FieldErrors = {};
   const rows: ImportRow[] = [];
-  items.forEach((it, i) => {
-    if (it.selected === false) return;
-    const err = (f: string, m: string) => (errors[`items.${i}.${f}`] = [m]);
-    const text = (f: 'name' | 'sku' | 'category' | 'unit' | 'notes'): string | null => {
-      const v = it[f];
-      const s = typeof v === 'string' ? v.trim() : '';
-      if (s.length > FIELD_MAX[f]) err(f, `must be at most ${FIELD_MAX[f]} characters`);
-      else if (f !== 'notes' && !SINGLE_LINE.test(s)) err(f, 'must be a single line');
-      return s === '' ? null : s;
-    };
-    const price = (f: 'cost_price' | 'sell_price'): string | null => {
-      const v = it[f];
-      if (v === null || v === undefined) return null;
-      if (v < 0) err(f, 'must be at least 0');
-      else if (v > MAX_PRICE) err(f, `must be at most ${MAX_PRICE}`);
-      else if (Math.round(v * 100) / 100 !== v) err(f, 'must have at most 2 decimals');
-      return String(v);
-    };
-    const name = text('name');
-    if (name === null) err('name', 'is required');
-    const row = {
+  for (let i = 0; i < items.length; i++) {
+    const it = items[i];
+    if (it.selected === false) continue;
+    const name = itemText(it, i, 'name', errors);
+    if (name === null) errors[`items.${i}.name`] = ['is required'];
+    rows.push({
       row: i + 1,
       name: name ?? '',
-      sku: text('sku'),
-      category: text('category'),
-      unit: text('unit'),
-      cost_price: price('cost_price'),
-      sell_price: price('sell_price'),
-      notes: text('notes'),
+      sku: itemText(it, i, 'sku', errors),
+      category: itemText(it, i, 'category', errors),
+      unit: itemText(it, i, 'unit', errors),
+      cost_price: itemPrice(it, i, 'cost_price', errors),
+      sell_price: itemPrice(it, i, 'sell_price', errors),
+      notes: itemText(it, i, 'notes', errors),
       valid: true,
       errors: {},
-    };
-    rows.push(row);
-  });
+    });
+  }
   if (Object.keys(errors).length) throw new ValidationFailed(errors);
   return rows;
 }

@@ -99,6 +99,22 @@ function decided(row: ImportRow, action: DecidedRow['action'], item: MatchingIte
   };
 }
 
+/** Whether a row changes its item's own fields (blank cells keep the item's value). */
+function itemFieldsChanged(row: ImportRow, item: MatchingItem): boolean {
+  return (
+    row.name !== item.name ||
+    (row.sku !== null && row.sku !== item.sku) ||
+    (row.category !== null && row.category !== item.category) ||
+    (row.unit !== null && row.unit !== item.unit) ||
+    (row.notes !== null && row.notes !== item.notes) ||
+    (row.sell_price !== null && !same(row.sell_price, item.sell_price))
+  );
+}
+
+/** Whether a row changes this supplier's buy price of its item (a blank cell keeps it). */
+const buyPriceChanged = (row: ImportRow, item: MatchingItem): boolean =>
+  row.cost_price !== null && !same(row.cost_price, item.cost_price);
+
 /**
  * Decides create/update/skip: invalid or duplicate -> skip; no match -> create; a match whose
  * given fields and buy price are all equal -> skip (unchanged); else update. Blank cells keep
@@ -107,14 +123,7 @@ function decided(row: ImportRow, action: DecidedRow['action'], item: MatchingIte
 export function decide(row: ImportRow, duplicate: boolean, item: MatchingItem | undefined): DecidedRow {
   if (!row.valid || duplicate) return decided(row, 'skip', item ?? null);
   if (!item) return decided(row, 'create', null);
-  const changed =
-    row.name !== item.name ||
-    (row.sku !== null && row.sku !== item.sku) ||
-    (row.category !== null && row.category !== item.category) ||
-    (row.unit !== null && row.unit !== item.unit) ||
-    (row.notes !== null && row.notes !== item.notes) ||
-    (row.sell_price !== null && !same(row.sell_price, item.sell_price)) ||
-    (row.cost_price !== null && !same(row.cost_price, item.cost_price));
+  const changed = itemFieldsChanged(row, item) || buyPriceChanged(row, item);
   return decided(row, changed ? 'update' : 'skip', item);
 }
 
@@ -129,9 +138,9 @@ export function countActions(rows: readonly { action: string; valid: boolean }[]
 }
 
 /**
- * Applies valid rows in one transaction: matches again, inserts new master items, updates changed
- * ones (blank fields kept), upserts this supplier's buy price; adds no stock. Idempotent: a second
- * run finds every row unchanged.
+ * Applies valid rows in one transaction: matches again, inserts new master items, updates the
+ * items whose own fields change (blank fields kept), upserts this supplier's buy price where it is
+ * new or changes; adds no stock. Idempotent: a second run finds every row unchanged.
  * @param record runs inside the same transaction with the counts (the job stores its result there,
  *   so a crash after the commit cannot leave written rows behind an unfinished import)
  * @returns how many rows created, updated and skipped
@@ -171,7 +180,10 @@ export async function applyRows(
           )
         ).rows
       : [];
-    if (updates.length) {
+    // an update writes the item only when its own fields change (a new buy price alone leaves the
+    // item and its updated_at as they are), and the buy price only when it changes
+    const itemUpdates = updates.filter((r) => itemFieldsChanged(r, r.matching_item!));
+    if (itemUpdates.length) {
       await trx.raw(
         `UPDATE inventory_items i SET name = u.name, sku = coalesce(u.sku, i.sku),
                 category = coalesce(u.category, i.category), unit = coalesce(u.unit, i.unit),
@@ -180,15 +192,17 @@ export async function applyRows(
                 AS u(id, name, sku, category, unit, notes, sell_price)
           WHERE i.tenant_id = ? AND i.id = u.id`,
         [
-          updates.map((r) => r.matching_item!.id),
-          ...(['name', 'sku', 'category', 'unit', 'notes', 'sell_price'] as const).map((f) => col(updates, f)),
+          itemUpdates.map((r) => r.matching_item!.id),
+          ...(['name', 'sku', 'category', 'unit', 'notes', 'sell_price'] as const).map((f) => col(itemUpdates, f)),
           tenantId,
         ],
       );
     }
     const priced = [
       ...creates.map((r, i) => ({ id: created[i].id, cost: r.cost_price })),
-      ...updates.map((r) => ({ id: r.matching_item!.id, cost: r.cost_price })),
+      ...updates
+        .filter((r) => buyPriceChanged(r, r.matching_item!))
+        .map((r) => ({ id: r.matching_item!.id, cost: r.cost_price })),
     ].filter((p) => p.cost !== null);
     if (priced.length) {
       await trx.raw(

@@ -91,6 +91,54 @@ describe('supplier import: matching and applying (issue 16 item 6)', () => {
     ]).to.deep.equal(before);
   });
 
+  it('a new buy price alone leaves the item (and its updated_at); new item fields alone leave the buy price', async () => {
+    const [item] = (await env
+      .knex('inventory_items')
+      .insert({ tenant_id: f.tenant.id, name: 'Adaptor 12V', sku: 'AD-12', sell_price: 50000 })
+      .returning(['id', 'updated_at'])) as { id: number; updated_at: Date }[];
+    const [price] = (await env
+      .knex('supplier_items')
+      .insert({ tenant_id: f.tenant.id, supplier_id: supplierId, item_id: item.id, cost_price: 30000 })
+      .returning(['updated_at'])) as { updated_at: Date }[];
+    try {
+      const state = async () => ({
+        item: await env.knex('inventory_items').where('id', item.id).first('sell_price', 'updated_at'),
+        price: await env
+          .knex('supplier_items')
+          .where({ supplier_id: supplierId, item_id: item.id })
+          .first('cost_price', 'updated_at'),
+      });
+      // buy price only: the row is an update, the item is not written
+      expect(
+        await applyRows(env.knex, f.tenant.id, supplierId, [row(1, 'Adaptor 12V', 'AD-12', '32000', '')]),
+      ).to.deep.equal({
+        created: 0,
+        updated: 1,
+        skipped: 0,
+      });
+      let now = await state();
+      expect(now.item).to.deep.equal({ sell_price: 50000, updated_at: item.updated_at });
+      expect(now.price!.cost_price).to.equal(32000);
+      expect(now.price!.updated_at.getTime()).to.be.above(price.updated_at.getTime());
+      const priced = now.price!.updated_at;
+      // sell price only (same buy price): the item is written, the buy price is not
+      expect(
+        await applyRows(env.knex, f.tenant.id, supplierId, [row(1, 'Adaptor 12V', 'AD-12', '32000', '55000')]),
+      ).to.deep.equal({
+        created: 0,
+        updated: 1,
+        skipped: 0,
+      });
+      now = await state();
+      expect(now.item!.sell_price).to.equal(55000);
+      expect(now.item!.updated_at.getTime()).to.be.above(item.updated_at.getTime());
+      expect(now.price).to.deep.equal({ cost_price: 32000, updated_at: priced });
+    } finally {
+      await env.knex('supplier_items').where({ supplier_id: supplierId, item_id: item.id }).delete();
+      await env.knex('inventory_items').where('id', item.id).delete();
+    }
+  });
+
   it('applies once (creates, updates, buy prices, no stock) and a second time skips all', async () => {
     const rows = [row(1, 'ONT ZTE F609', 'ZTE-609', '250000', '310000'), row(2, 'Splitter 1:8', 'SP-8', '45000', '')];
     expect(await applyRows(env.knex, f.tenant.id, supplierId, rows)).to.deep.equal({
