@@ -63,7 +63,8 @@ const answer = (ctx: AppContext, a: Answer) => {
   if (a.json === undefined) ctx.body = { data: a.data };
   else {
     ctx.type = 'application/json';
-    ctx.body = a.json;
+    ctx.body = a.json.stream;
+    ctx.length = a.json.length;
   }
 };
 

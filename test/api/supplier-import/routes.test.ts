@@ -86,7 +86,7 @@ describe('/api/suppliers/{supplier}/items import (real worker, sandboxed parse)'
       body: form,
     });
     const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null, text };
+    return { status: res.status, body: text ? JSON.parse(text) : null, text, headers: res.headers };
   };
   const until = async <T>(what: string, fn: () => Promise<T | null>, ms = 120_000): Promise<T> => {
     const end = Date.now() + ms;
@@ -109,9 +109,13 @@ describe('/api/suppliers/{supplier}/items import (real worker, sandboxed parse)'
     expect(counts).to.deep.equal({ total: 5, valid: 4, invalid: 1, create: 1, update: 2, skip: 2 });
     expect(rows.map((r: { action: string }) => r.action)).to.deep.equal(['update', 'update', 'create', 'skip', 'skip']);
     expect(rows[0].matching_item).to.include({ sku: 'ZTE-609' });
+    // the stored rows are streamed with their exact length
+    expect(res.headers.get('content-type')).to.match(/^application\/json/);
+    expect(Number(res.headers.get('content-length'))).to.equal(Buffer.byteLength(res.text));
     const poll = await app.request('GET', `${base()}/import-previews/${preview_id}`, { token: f.adminToken });
     expect(poll.status).to.equal(200);
     expect(poll.body.data.counts).to.deep.equal(counts);
+    expect(poll.body.data.rows).to.deep.equal(rows);
     expect(await uploads()).to.deep.equal([]);
 
     const items = rows.map((r: Record<string, unknown>) => ({
