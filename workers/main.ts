@@ -26,6 +26,10 @@ import { registry as defaultRegistry, type QueueRegistration } from './registry.
 import { defaultApkSigningSource } from '../jobs/apk/default-signing.js';
 import { guard, quitWithin, returnToQueue, trackSandboxed, type ShutdownState } from './shutdown.js';
 import { apkBuildOptionsFrom } from '../jobs/apk/options.js';
+import { watchChildStarts } from './child-start.js';
+
+// a sandboxed child that dies while it starts fails its job instead of hanging it (BullMQ 6.7)
+watchChildStarts();
 
 /** The preload of every sandboxed child (workers/sandboxed/early-signals.mjs), as a file URL. */
 const EARLY_SIGNALS = new URL('./sandboxed/early-signals.mjs', import.meta.url).href;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Queue, QueueEvents } from 'bullmq';
+import { Child, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
@@ -14,6 +14,7 @@ import * as invoiceOverdue from '../../jobs/invoice-overdue.js';
 import type { InvoiceOverdueResult } from '../../jobs/invoice-overdue.js';
 import { startWorkers, UnknownQueuesError, type WorkerHandle } from '../../workers/main.js';
 import { registry } from '../../workers/registry.js';
+import { watchChildStarts } from '../../workers/child-start.js';
 import { addDays, ManualClock, todayIn } from '../../lib/clock.js';
 
 let n = 0;
@@ -283,6 +284,38 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     expect(await queue.getJobState('sandboxed-probe')).to.equal('waiting');
     expect(await queue.getWaitingCount()).to.equal(1);
     expect(lines.join('')).to.include('job still running at the end of the grace period: moved back to its queue');
+  });
+
+  it('a sandboxed child that dies while it starts fails its job (no hang until shutdown), and the worker goes on', async () => {
+    const prefix = uniquePrefix();
+    const { logger } = captureLogger();
+    const h = await startWorkers({
+      redisUrl: env.redisUrl,
+      knex: env.knex,
+      prefix,
+      logger,
+      queues: ['supplier-import'],
+      registry: {
+        'supplier-import': { processor: fileURLToPath(new URL('./sandboxed-exit-at-load.ts', import.meta.url)) },
+      },
+    });
+    handles.push(h);
+    const queues = createQueues(env.redisUrl, { prefix });
+    closers.push(() => queues.close());
+    const queue = queues.get('supplier-import');
+    for (const id of ['dies-at-start-1', 'dies-at-start-2']) {
+      await queue.add('parse', {}, { jobId: id, attempts: 1 });
+      await waitFor(`${id} to fail`, async () => (await queue.getJobState(id)) === 'failed');
+      const job = await queue.getJob(id);
+      expect(job!.failedReason).to.equal('the sandboxed child exited while starting (exit code: 3, signal: null)');
+    }
+    expect(h.running()).to.deep.equal([]);
+    expect(h.workers.get('supplier-import')!.isRunning()).to.equal(true);
+    // installed once by workers/main.ts; a second call wraps nothing again
+    const proto = Child.prototype as unknown as { initChild: unknown };
+    const wrapped = proto.initChild;
+    watchChildStarts();
+    expect(proto.initChild).to.equal(wrapped);
   });
 });
 
