@@ -260,7 +260,11 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     await h.close(); // idempotent
   });
 
-  it('names a running sandboxed job at shutdown and moves it back to its queue at the end of the grace period', async () => {
+  /**
+   * A worker of the supplier-import queue alone whose processor is the sandboxed test file `file`
+   * (next to this one), and that queue; the queue is closed after the test.
+   */
+  const sandboxedWorker = async (file: string, opts: { shutdownGraceMs?: number } = {}) => {
     const prefix = uniquePrefix();
     const { logger, lines } = captureLogger();
     const h = await startWorkers({
@@ -269,12 +273,16 @@ describe('workers/main.ts startWorkers on real Redis', () => {
       prefix,
       logger,
       queues: ['supplier-import'],
-      shutdownGraceMs: 3000,
-      registry: { 'supplier-import': { processor: fileURLToPath(new URL('./sandboxed-hang.ts', import.meta.url)) } },
+      ...opts,
+      registry: { 'supplier-import': { processor: fileURLToPath(new URL(file, import.meta.url)) } },
     });
     const queues = createQueues(env.redisUrl, { prefix });
     closers.push(() => queues.close());
-    const queue = queues.get('supplier-import');
+    return { h, lines, queue: queues.get('supplier-import') };
+  };
+
+  it('names a running sandboxed job at shutdown and moves it back to its queue at the end of the grace period', async () => {
+    const { h, lines, queue } = await sandboxedWorker('./sandboxed-hang.ts', { shutdownGraceMs: 3000 });
     await queue.add('parse', {}, { jobId: 'sandboxed-probe' });
     await waitFor('the sandboxed job to start', async () => h.running().length > 0);
     expect(await queue.getJobState('sandboxed-probe')).to.equal('active');
@@ -287,22 +295,8 @@ describe('workers/main.ts startWorkers on real Redis', () => {
   });
 
   it('a sandboxed child that dies while it starts fails its job (no hang until shutdown), and the worker goes on', async () => {
-    const prefix = uniquePrefix();
-    const { logger } = captureLogger();
-    const h = await startWorkers({
-      redisUrl: env.redisUrl,
-      knex: env.knex,
-      prefix,
-      logger,
-      queues: ['supplier-import'],
-      registry: {
-        'supplier-import': { processor: fileURLToPath(new URL('./sandboxed-exit-at-load.ts', import.meta.url)) },
-      },
-    });
+    const { h, queue } = await sandboxedWorker('./sandboxed-exit-at-load.ts');
     handles.push(h);
-    const queues = createQueues(env.redisUrl, { prefix });
-    closers.push(() => queues.close());
-    const queue = queues.get('supplier-import');
     for (const id of ['dies-at-start-1', 'dies-at-start-2']) {
       await queue.add('parse', {}, { jobId: id, attempts: 1 });
       await waitFor(`${id} to fail`, async () => (await queue.getJobState(id)) === 'failed');
