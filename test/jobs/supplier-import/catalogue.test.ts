@@ -108,27 +108,20 @@ describe('supplier import: matching and applying (issue 16 item 6)', () => {
           .where({ supplier_id: supplierId, item_id: item.id })
           .first('cost_price', 'updated_at'),
       });
+      // one row with the adaptor's name and sku, the buy price and sell price given: one update
+      const applyAdaptor = async (cost: string, sell: string) =>
+        expect(
+          await applyRows(env.knex, f.tenant.id, supplierId, [row(1, 'Adaptor 12V', 'AD-12', cost, sell)]),
+        ).to.deep.equal({ created: 0, updated: 1, skipped: 0 });
       // buy price only: the row is an update, the item is not written
-      expect(
-        await applyRows(env.knex, f.tenant.id, supplierId, [row(1, 'Adaptor 12V', 'AD-12', '32000', '')]),
-      ).to.deep.equal({
-        created: 0,
-        updated: 1,
-        skipped: 0,
-      });
+      await applyAdaptor('32000', '');
       let now = await state();
       expect(now.item).to.deep.equal({ sell_price: 50000, updated_at: item.updated_at });
       expect(now.price!.cost_price).to.equal(32000);
       expect(now.price!.updated_at.getTime()).to.be.above(price.updated_at.getTime());
       const priced = now.price!.updated_at;
       // sell price only (same buy price): the item is written, the buy price is not
-      expect(
-        await applyRows(env.knex, f.tenant.id, supplierId, [row(1, 'Adaptor 12V', 'AD-12', '32000', '55000')]),
-      ).to.deep.equal({
-        created: 0,
-        updated: 1,
-        skipped: 0,
-      });
+      await applyAdaptor('32000', '55000');
       now = await state();
       expect(now.item!.sell_price).to.equal(55000);
       expect(now.item!.updated_at.getTime()).to.be.above(item.updated_at.getTime());
