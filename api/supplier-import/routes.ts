@@ -64,7 +64,7 @@ const answer = (ctx: AppContext, a: Answer) => {
   else {
     ctx.type = 'application/json';
     ctx.body = a.json.stream;
-    ctx.length = a.json.length;
+    if (a.json.length !== undefined) ctx.length = a.json.length;
   }
 };
 

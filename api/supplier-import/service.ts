@@ -59,7 +59,8 @@ export type ReceiveUpload = <T>(
 export interface Answer {
   status: 200 | 202;
   data: Record<string, unknown>;
-  json?: { stream: Readable; length: number };
+  /** `length`: the body's size in bytes, when known (absent: the body is sent chunked) */
+  json?: { stream: Readable; length?: number };
 }
 
 type RunRow = {
@@ -241,11 +242,10 @@ export async function previewAnswer(
     // the rows as stored: JSON.stringify's output of the job (a file of the storage driver; before
     // migration 20261208400000 the `rows` column's text), sent without parsing it again
     const rows = row.rows_key ? await storage.get(row.rows_key) : wholeSource(await oldRows(scope, id));
-    return {
-      status: 200,
-      data,
-      json: { stream: framed(head, rows.stream, tail), length: head.length + rows.size + tail.length },
-    };
+    // a rows file is never empty ("[]" at least): a size of 0 is a driver that did not know it
+    // (S3 without ContentLength), and a Content-Length from it would cut the answer short
+    const length = rows.size > 0 ? head.length + rows.size + tail.length : undefined;
+    return { status: 200, data, json: { stream: framed(head, rows.stream, tail), length } };
   }
   const job = await queue.getJob(previewJobId(id)).catch(() => undefined);
   const progress = job && typeof job.progress === 'object' ? job.progress : null;

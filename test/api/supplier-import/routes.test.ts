@@ -11,6 +11,9 @@ import { ManualClock } from '../../../lib/clock.js';
 import { createQueues } from '../../../jobs/queues.js';
 import { startWorkers, type WorkerHandle } from '../../../workers/main.js';
 import { recordFailure } from '../../../jobs/supplier-import.js';
+import { previewAnswer } from '../../../api/supplier-import/service.js';
+import { putJson, type Storage } from '../../../lib/storage/index.js';
+import type { Queue } from 'bullmq';
 import { fileURLToPath } from 'node:url';
 import { makePdf, priceRows, priceXlsx, zipBomb } from '../../jobs/supplier-import/files.js';
 
@@ -240,8 +243,8 @@ describe('/api/suppliers/{supplier}/items import (real worker, sandboxed parse)'
     expect(alive.status, alive.text).to.equal(200);
   });
 
-  it('a preview finished before its rows went to a file answers the rows of its `rows` column', async () => {
-    const rows = [{ row: 1, name: 'Old row', action: 'create', valid: true }];
+  /** Inserts a completed one-row preview (counts {total: 1}) with `rows` (jsonb) or `rows_key`; its id. */
+  const completedPreview = async (where: { rows: string } | { rows_key: string }): Promise<number> => {
     const now = clock.now();
     const [{ id }] = await env
       .knex('supplier_import_previews')
@@ -250,14 +253,40 @@ describe('/api/suppliers/{supplier}/items import (real worker, sandboxed parse)'
         supplier_id: supplierId,
         status: 'completed',
         counts: JSON.stringify({ total: 1 }),
-        rows: JSON.stringify(rows),
+        ...where,
         created_at: now,
         expires_at: new Date(now.getTime() + 3600_000),
       })
       .returning('id');
+    return id;
+  };
+
+  it('a preview finished before its rows went to a file answers the rows of its `rows` column', async () => {
+    const rows = [{ row: 1, name: 'Old row', action: 'create', valid: true }];
+    const id = await completedPreview({ rows: JSON.stringify(rows) });
     const res = await app.request('GET', `${base()}/import-previews/${id}`, { token: f.adminToken });
     expect(res.status, res.text).to.equal(200);
     expect(res.body.data).to.deep.equal({ preview_id: id, status: 'completed', counts: { total: 1 }, rows });
+  });
+
+  it("a completed preview's answer streams its rows file with its length; unknown when the driver has no size", async () => {
+    const rows = [{ row: 1, name: 'Streamed row', action: 'create', valid: true }];
+    const rowsKey = `tenants/${f.tenant.id}/supplier-import-previews/stream-test-rows.json`;
+    await putJson(app.storage, rowsKey, rows);
+    const id = await completedPreview({ rows_key: rowsKey });
+    const text = async (r: Readable) => Buffer.concat(await r.toArray()).toString('utf8');
+    const expected = { data: { preview_id: id, status: 'completed', counts: { total: 1 }, rows } };
+    // the queue is read only while a preview runs
+    const queue = {} as Queue;
+    const known = await previewAnswer(f.scope, queue, app.storage, supplierId, id, clock);
+    const body = await text(known.json!.stream);
+    expect(JSON.parse(body)).to.deep.equal(expected);
+    expect(known.json!.length).to.equal(Buffer.byteLength(body));
+    // a driver that reports no size (S3 without ContentLength): no length, the whole body still
+    const sizeless: Storage = { ...app.storage, get: async (k) => ({ ...(await app.storage.get(k)), size: 0 }) };
+    const unknown = await previewAnswer(f.scope, queue, sizeless, supplierId, id, clock);
+    expect(unknown.json!.length).to.equal(undefined);
+    expect(JSON.parse(await text(unknown.json!.stream))).to.deep.equal(expected);
   });
 
   it('413 above 20 MB, 404 for another tenant, expired after 24 h, 503 with the upload removed when Redis is down', async () => {
