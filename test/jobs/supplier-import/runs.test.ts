@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { createStorage, readWhole, type Storage } from '../../../lib/storage/index.js';
+import { createStorage, putJson, readWhole, type Storage } from '../../../lib/storage/index.js';
 import { runApply, runParse } from '../../../jobs/supplier-import/runs.js';
 import { failureReason, recordFailure } from '../../../jobs/supplier-import.js';
 import { parseFile } from '../../../jobs/supplier-import/parse-file.js';
-import { ImportFileError } from '../../../jobs/supplier-import/rows.js';
+import { ImportFileError, type ImportRow } from '../../../jobs/supplier-import/rows.js';
 import { env } from '../../helpers/env.js';
 import { makeTenant, type TenantFixture } from '../../helpers/fixtures.js';
 import { fakeJob } from '../fake-job.js';
@@ -15,6 +15,19 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 
 const FIXTURES = path.join(import.meta.dirname, '../../fixtures/supplier-import');
+
+/** A valid import row: blank fields null unless given. */
+const importRow = (r: Pick<ImportRow, 'row' | 'name'> & Partial<ImportRow>): ImportRow => ({
+  sku: null,
+  category: null,
+  unit: null,
+  cost_price: null,
+  sell_price: null,
+  notes: null,
+  valid: true,
+  errors: {},
+  ...r,
+});
 
 /** Issue 16 item 6: the `parse` and `apply` jobs with a fake Job (no worker), and the failure hook. */
 describe('supplier import: parse and apply jobs, failure reasons', function () {
@@ -105,19 +118,8 @@ describe('supplier import: parse and apply jobs, failure reasons', function () {
 
   it('apply: creates and updates with buy prices, no stock; a second run skips all', async () => {
     const items = [
-      {
-        row: 1,
-        name: 'ONT ZTE F609',
-        sku: 'zte-609',
-        category: null,
-        unit: null,
-        cost_price: '250000',
-        sell_price: null,
-        notes: null,
-        valid: true,
-        errors: {},
-      },
-      {
+      importRow({ row: 1, name: 'ONT ZTE F609', sku: 'zte-609', cost_price: '250000' }),
+      importRow({
         row: 2,
         name: 'Splitter 1:16',
         sku: 'SP-16',
@@ -125,10 +127,7 @@ describe('supplier import: parse and apply jobs, failure reasons', function () {
         unit: 'pcs',
         cost_price: '90000',
         sell_price: '120000',
-        notes: null,
-        valid: true,
-        errors: {},
-      },
+      }),
     ];
     const run = async () => {
       const now = new Date();
@@ -167,23 +166,10 @@ describe('supplier import: parse and apply jobs, failure reasons', function () {
   });
 
   it('apply: reads the rows from their file (items_key), removes it once applied; the hook removes it on failure', async () => {
-    const rows = [
-      {
-        row: 1,
-        name: 'Patch cord SC-UPC 3m',
-        sku: 'PC-3M-F',
-        category: null,
-        unit: null,
-        cost_price: '12500',
-        sell_price: null,
-        notes: null,
-        valid: true,
-        errors: {},
-      },
-    ];
+    const rows = [importRow({ row: 1, name: 'Patch cord SC-UPC 3m', sku: 'PC-3M-F', cost_price: '12500' })];
     const newImport = async (n: number) => {
       const key = `tenants/${f.tenant.id}/supplier-imports/runs-test-${n}-items.json`;
-      await storage.put(key, Readable.from([Buffer.from(JSON.stringify(rows))]), { maxBytes: 1e6 });
+      await putJson(storage, key, rows);
       const now = new Date();
       const [{ id }] = await env
         .knex('supplier_imports')
