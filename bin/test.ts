@@ -196,6 +196,29 @@ function runChecks(): { child: ChildProcess; done: Promise<{ code: number | null
   return { child, done: endOf(child).then((code) => ({ code, output })) };
 }
 
+/**
+ * The failure reports of one shard's output, for repeating at the end of the run (a CI log that
+ * keeps only its tail still shows what failed): each mocha process's block from "N failing" to its
+ * end; for a shard that failed without one (a crash, a hook that never returned), the last lines
+ * of its output. At most `max` characters, the rest cut.
+ * @param output a shard's whole output (one or two mocha processes, separated by the cut-over line)
+ * @param failed whether the shard's exit code was non-zero
+ * @returns the text to print, or '' when there is nothing to repeat
+ */
+export function failureSummary(output: string, failed: boolean, max = 12_000): string {
+  const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
+  const blocks = plain
+    .split(/\n----- cut-over mode[^\n]*\n/)
+    .map((part) => /\n\s*\d+ failing\b[\s\S]*$/.exec(part)?.[0].trim() ?? '')
+    .filter(Boolean);
+  let text = blocks.join('\n\n');
+  if (!text && failed)
+    text = `(no mocha failure report; the output's last lines)\n${plain.trimEnd().split('\n').slice(-40).join('\n')}`;
+  return text.length > max
+    ? `${text.slice(0, max)}\n... (${text.length - max} more characters in the shard output above)`
+    : text;
+}
+
 function printShard(shard: Shard, label = 'output') {
   process.stdout.write(`\n===== shard ${shard.index + 1}: ${label} (${shard.files.length} files) =====\n`);
   process.stdout.write(shard.output.endsWith('\n') ? shard.output : `${shard.output}\n`);
@@ -302,6 +325,10 @@ async function main() {
     console.log(`recorded ${Object.keys(seconds).length} file times in test/durations.json`);
   }
   const ok = shards.every((s) => s.code === 0) && (checksCode === undefined || checksCode === 0);
+  for (const s of shards) {
+    const summary = failureSummary(s.output, s.code !== 0);
+    if (summary) process.stdout.write(`\n===== shard ${s.index + 1}: failures, repeated =====\n${summary}\n`);
+  }
   const passing = shards.reduce((a, s) => a + (s.passing ?? 0), 0);
   const failing = shards.reduce((a, s) => a + (s.failing ?? 0), 0);
   console.log(
