@@ -29,6 +29,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 import { inheritedEnv } from '../lib/config.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -206,7 +207,7 @@ function runChecks(): { child: ChildProcess; done: Promise<{ code: number | null
  * @returns the text to print, or '' when there is nothing to repeat
  */
 export function failureSummary(output: string, failed: boolean, max = 12_000): string {
-  const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
+  const plain = stripVTControlCharacters(output);
   const blocks = plain
     .split(/\n----- cut-over mode[^\n]*\n/)
     .map((part) => /\n\s*\d+ failing\b[\s\S]*$/.exec(part)?.[0].trim() ?? '')
