@@ -303,6 +303,9 @@ describe('workers/main.ts startWorkers on real Redis', () => {
       const job = await queue.getJob(id);
       expect(job!.failedReason).to.equal('the sandboxed child exited while starting (exit code: 3, signal: null)');
     }
+    // the worker forgets a failed job on its own 'failed' event, which comes just after the job's
+    // state changed in Redis (a read of the state can come first)
+    await waitFor('the worker to forget the failed jobs', async () => h.running().length === 0);
     expect(h.running()).to.deep.equal([]);
     expect(h.workers.get('supplier-import')!.isRunning()).to.equal(true);
     // installed once by workers/main.ts; a second call wraps nothing again
