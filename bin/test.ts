@@ -161,9 +161,19 @@ async function runShard(shard: Shard): Promise<void> {
     );
   }
   shard.code = codes.find((c) => c !== 0) ?? 0;
-  const sum = (re: RegExp) => [...shard.output.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
-  shard.passing = sum(/(\d+) passing/g);
-  shard.failing = sum(/(\d+) failing/g);
+  Object.assign(shard, summaryCounts(shard.output));
+}
+
+/**
+ * The passing and failing counts of a shard's output: the sums of mocha's own summary lines
+ * ("  108 passing (54s)", "  1 failing"), colour codes removed. Only whole lines count, so a test
+ * that prints "3 passing" inside a line of its own output adds nothing.
+ * @param output one or more mocha processes' spec output
+ */
+export function summaryCounts(output: string): { passing: number; failing: number } {
+  const plain = stripVTControlCharacters(output);
+  const sum = (re: RegExp) => [...plain.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
+  return { passing: sum(/^ *(\d+) passing \(\d+[a-z]+\) *$/gm), failing: sum(/^ *(\d+) failing *$/gm) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { failureSummary } from '../../bin/test.js';
+import { failureSummary, summaryCounts } from '../../bin/test.js';
 
 describe('bin/test.ts failureSummary (failures repeated at the end of a run)', () => {
   const passed = '  a suite\n    \u001b[32m✔\u001b[39m works\n\n  1 passing (3ms)\n';
@@ -31,5 +31,25 @@ describe('bin/test.ts failureSummary (failures repeated at the end of a run)', (
     const summary = failureSummary(long, true, 100);
     expect(summary).to.have.length.below(200);
     expect(summary).to.match(/\.\.\. \(\d+ more characters in the shard output above\)$/);
+  });
+});
+
+describe('bin/test.ts summaryCounts (the run line)', () => {
+  it("sums mocha's own summary lines of each process, colour codes removed", () => {
+    const output =
+      '\u001b[92m \u001b[0m\u001b[32m 108 passing\u001b[0m\u001b[90m (54s)\u001b[0m\n' +
+      '\u001b[31m  2 failing\u001b[0m\n' +
+      '----- cut-over mode (TEST_TENANT_DB=1): 3 files -----\n' +
+      '  7 passing (1m)\n';
+    expect(summaryCounts(output)).to.deep.equal({ passing: 115, failing: 2 });
+  });
+
+  it('does not count a test title or log line that merely contains "N passing"', () => {
+    const output =
+      '    ✔ reports "3 passing" in its summary (12ms)\n' +
+      '  log: 5 passing (2s) of 6\n' +
+      '  4 failing checks were expected\n' +
+      '  10 passing (3s)\n';
+    expect(summaryCounts(output)).to.deep.equal({ passing: 10, failing: 0 });
   });
 });
