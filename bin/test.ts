@@ -21,7 +21,8 @@
  *   process after its normal files, with TENANT_DB_LAST (the mode's own checks) last.
  * - Each shard's spec output is printed whole when the shard ends (shards never interleave); a line
  *   every 60 s says the run is alive. On SIGINT/SIGTERM the shards are stopped and what they printed
- *   so far is shown.
+ *   so far is shown. At the end, each failed shard's mocha failure report is printed again
+ *   (failureSummary) before the PASS/FAIL line, whose counts are mocha's summary lines (summaryCounts).
  * Exit code: 0 when every shard passed, else 1.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
