@@ -35,21 +35,31 @@ describe('bin/test.ts failureSummary (failures repeated at the end of a run)', (
 });
 
 describe('bin/test.ts summaryCounts (the run line)', () => {
-  it("sums mocha's own summary lines of each process, colour codes removed", () => {
-    const output =
-      '\u001b[92m \u001b[0m\u001b[32m 108 passing\u001b[0m\u001b[90m (54s)\u001b[0m\n' +
-      '\u001b[31m  2 failing\u001b[0m\n' +
-      '----- cut-over mode (TEST_TENANT_DB=1): 3 files -----\n' +
-      '  7 passing (1m)\n';
-    expect(summaryCounts(output)).to.deep.equal({ passing: 115, failing: 2 });
-  });
-
-  it('does not count a test title or log line that merely contains "N passing"', () => {
-    const output =
-      '    ✔ reports "3 passing" in its summary (12ms)\n' +
-      '  log: 5 passing (2s) of 6\n' +
-      '  4 failing checks were expected\n' +
-      '  10 passing (3s)\n';
-    expect(summaryCounts(output)).to.deep.equal({ passing: 10, failing: 0 });
-  });
+  const cases: { what: string; lines: string[]; counts: { passing: number; failing: number } }[] = [
+    {
+      what: "sums mocha's own summary lines of each process, colour codes removed",
+      lines: [
+        '\u001b[92m \u001b[0m\u001b[32m 108 passing\u001b[0m\u001b[90m (54s)\u001b[0m',
+        '\u001b[31m  2 failing\u001b[0m',
+        '----- cut-over mode (TEST_TENANT_DB=1): 3 files -----',
+        '  7 passing (1m)',
+      ],
+      counts: { passing: 115, failing: 2 },
+    },
+    {
+      what: 'does not count a test title or log line that merely contains "N passing"',
+      lines: [
+        '    ✔ reports "3 passing" in its summary (12ms)',
+        '  log: 5 passing (2s) of 6',
+        '  4 failing checks were expected',
+        '  10 passing (3s)',
+      ],
+      counts: { passing: 10, failing: 0 },
+    },
+  ];
+  for (const c of cases) {
+    it(c.what, () => {
+      expect(summaryCounts(`${c.lines.join('\n')}\n`)).to.deep.equal(c.counts);
+    });
+  }
 });
