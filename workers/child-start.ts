@@ -31,7 +31,7 @@ export function watchChildStarts(): void {
     if (!proc) return initChild.call(this);
     return new Promise<void>((resolve, reject) => {
       const onExit = (code: number | null, signal?: NodeJS.Signals | null) =>
-        reject(new Error(`the sandboxed child exited while starting (exit code: ${code}, signal: ${signal ?? null})`));
+        reject(new ChildStartExitError(code, signal ?? null));
       proc.once('exit', onExit);
       initChild
         .call(this)
@@ -43,6 +43,26 @@ export function watchChildStarts(): void {
 }
 
 const WATCHED = Symbol.for('isp.watchChildStarts');
+
+/**
+ * A sandboxed child exited after it was forked and before it reported "init completed". Its
+ * message is the job's failure reason ("the sandboxed child exited while starting (exit code: N,
+ * signal: S)"); a worker that is being stopped moves the job back to its queue instead
+ * (workers/shutdown.ts SandboxedWorker), since a stop of the process group reaches the child too.
+ */
+export class ChildStartExitError extends Error {
+  /**
+   * @param code the child's exit code (null when a signal ended it)
+   * @param signal the signal that ended it, or null
+   */
+  constructor(
+    readonly code: number | null,
+    readonly signal: NodeJS.Signals | null,
+  ) {
+    super(`the sandboxed child exited while starting (exit code: ${code}, signal: ${signal})`);
+    this.name = 'ChildStartExitError';
+  }
+}
 
 /** The parts of BullMQ's Child the wrapper uses (private in its typings). */
 interface ChildInternals {

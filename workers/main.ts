@@ -24,7 +24,16 @@ import type { ChatSendConfigSource } from '../jobs/wabot/send-config.js';
 import { loadChatSendConfig } from '../jobs/wabot/load-config.js';
 import { registry as defaultRegistry, type QueueRegistration } from './registry.js';
 import { defaultApkSigningSource } from '../jobs/apk/default-signing.js';
-import { guard, quitWithin, returnToQueue, trackSandboxed, type ShutdownState } from './shutdown.js';
+import {
+  FAILURE_HOOKS_WAIT_MS,
+  guard,
+  quitWithin,
+  returnToQueue,
+  SandboxedWorker,
+  settleHooks,
+  trackSandboxed,
+  type ShutdownState,
+} from './shutdown.js';
 import { apkBuildOptionsFrom } from '../jobs/apk/options.js';
 import { watchChildStarts } from './child-start.js';
 
@@ -201,11 +210,13 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
 
   const workers = new Map<QueueName, Worker>();
   const shutdown: ShutdownState = { aborting: false, running: new Map() };
+  /** Failure hooks (QueueRegistration.onFailed) still running. */
+  const failureHooks = new Set<Promise<void>>();
   for (const name of runnable) {
     const reg = registry[name]!;
     const processor =
       typeof reg.processor === 'function' ? guard(name, reg.processor, shutdown, logger) : reg.processor;
-    const worker = new Worker(name, processor, {
+    const workerOpts = {
       connection,
       prefix,
       concurrency: opts.concurrency?.[name] ?? reg.concurrency ?? 1,
@@ -213,17 +224,29 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
       removeOnFail: DEFAULT_JOB_OPTIONS.removeOnFail as KeepJobs,
       ...(opts.lockDurationMs ? { lockDuration: opts.lockDurationMs } : {}),
       ...(opts.stalledIntervalMs ? { stalledInterval: opts.stalledIntervalMs } : {}),
-      ...(typeof reg.processor !== 'function' ? { workerForkOptions: sandboxedForkOptions(reg.fork) } : {}),
-    });
+    };
+    const worker =
+      typeof processor === 'function'
+        ? new Worker(name, processor, workerOpts)
+        : new SandboxedWorker(
+            name,
+            processor,
+            { ...workerOpts, workerForkOptions: sandboxedForkOptions(reg.fork) },
+            shutdown,
+            logger,
+          );
     worker.on('error', (err) => logError(`worker:${name}`, { queue: name, err: err.message }, 'worker error'));
     worker.on('failed', (job, err) => {
       logger.warn({ queue: name, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed');
-      if (job && reg.onFailed)
-        reg
-          .onFailed(job, err)
-          .catch((e: Error) =>
-            logger.error({ queue: name, job_id: job.id, err: e.message }, 'the queue failure hook failed'),
-          );
+      if (!job || !reg.onFailed) return;
+      // close() waits for the hooks still running (a failure at a stop must still be recorded)
+      const hook: Promise<void> = reg
+        .onFailed(job, err)
+        .catch((e: Error) =>
+          logger.error({ queue: name, job_id: job.id, err: e.message }, 'the queue failure hook failed'),
+        )
+        .finally(() => failureHooks.delete(hook));
+      failureHooks.add(hook);
     });
     worker.on('completed', (job) =>
       logger.info({ queue: name, job_id: job.id, result: summary(job.returnvalue) }, 'job completed'),
@@ -286,6 +309,7 @@ export async function startWorkers(opts: StartWorkersOptions): Promise<WorkerHan
         clearTimeout(abortTimer);
         clearTimeout(graceTimer);
         if (outcome === 'grace over') await returnToQueue(shutdown, logger, graceMs);
+        await settleHooks(failureHooks, FAILURE_HOOKS_WAIT_MS, logger);
         releaseSubscribers();
         await Promise.allSettled([...schedulerQueues.map((q) => q.close()), producers.close()]);
         if (outcome === 'grace over') connection.disconnect();

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { Child, Queue, QueueEvents } from 'bullmq';
+import { Child, Queue, QueueEvents, UnrecoverableError } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Writable } from 'node:stream';
+import { readFile, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +16,7 @@ import type { InvoiceOverdueResult } from '../../jobs/invoice-overdue.js';
 import { startWorkers, UnknownQueuesError, type WorkerHandle } from '../../workers/main.js';
 import { registry } from '../../workers/registry.js';
 import { watchChildStarts } from '../../workers/child-start.js';
+import { slowStartPidFile } from './slow-start-pid.js';
 import { addDays, ManualClock, todayIn } from '../../lib/clock.js';
 
 let n = 0;
@@ -313,6 +315,64 @@ describe('workers/main.ts startWorkers on real Redis', () => {
     const wrapped = proto.initChild;
     watchChildStarts();
     expect(proto.initChild).to.equal(wrapped);
+  });
+
+  it('a stop that reaches a sandboxed child while it starts (Ctrl-C of the group) sends its job back to the queue', async () => {
+    const pidFile = slowStartPidFile(process.pid);
+    await rm(pidFile, { force: true });
+    const { h, lines, queue } = await sandboxedWorker('./sandboxed-slow-start.ts', { shutdownGraceMs: 20_000 });
+    const id = 'stopped-while-starting';
+    await queue.add('parse', {}, { jobId: id, attempts: 1 });
+    const pid = Number(await waitFor('the child to load', () => readFile(pidFile, 'utf8').catch(() => '')));
+    await rm(pidFile, { force: true });
+    // a Ctrl-C gives the worker and its child SIGINT at once: BullMQ's child handler exits it (code 0)
+    const closed = h.close();
+    process.kill(pid, 'SIGINT');
+    await closed;
+    expect(await queue.getJobState(id)).to.equal('waiting');
+    const job = (await queue.getJob(id))!;
+    expect(job.failedReason ?? null).to.equal(null);
+    expect(job.attemptsMade).to.equal(0);
+    const { logs } = await queue.getJobLogs(id);
+    expect(logs.join('\n')).to.include(
+      'worker shutdown: stopped (the sandboxed child exited while starting (exit code: 0, signal: null)); back to the queue',
+    );
+    const log = lines.join('');
+    expect(log).to.include('job stopped by the shutdown and moved back to its queue');
+    expect(log).not.to.include('job failed').and.not.to.include('grace period');
+    expect(h.running()).to.deep.equal([]);
+  });
+
+  it('close() waits for a failure hook still running, so a job that failed at the stop is recorded', async () => {
+    const prefix = uniquePrefix();
+    const { logger } = captureLogger();
+    let recorded = false;
+    const h = await startWorkers({
+      redisUrl: env.redisUrl,
+      knex: env.knex,
+      prefix,
+      logger,
+      queues: ['supplier-import'],
+      registry: {
+        'supplier-import': {
+          processor: async () => {
+            throw new UnrecoverableError('a refused file');
+          },
+          // a hook that takes its time (the supplier import's writes the preview's row)
+          onFailed: async () => {
+            await new Promise((resolve) => setTimeout(resolve, 2000));
+            recorded = true;
+          },
+        },
+      },
+    });
+    const queues = createQueues(env.redisUrl, { prefix });
+    closers.push(() => queues.close());
+    const queue = queues.get('supplier-import');
+    await queue.add('parse', {}, { jobId: 'fails-at-stop' });
+    await waitFor('the job to fail', async () => (await queue.getJobState('fails-at-stop')) === 'failed');
+    await h.close();
+    expect(recorded).to.equal(true);
   });
 });
 
