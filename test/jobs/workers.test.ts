@@ -14,7 +14,7 @@ import { createQueues, QUEUE_NAMES, type QueueName } from '../../jobs/queues.js'
 import * as invoiceOverdue from '../../jobs/invoice-overdue.js';
 import type { InvoiceOverdueResult } from '../../jobs/invoice-overdue.js';
 import { startWorkers, UnknownQueuesError, type WorkerHandle } from '../../workers/main.js';
-import { registry } from '../../workers/registry.js';
+import { registry, type QueueRegistration } from '../../workers/registry.js';
 import { watchChildStarts } from '../../workers/child-start.js';
 import { slowStartPidFile } from './slow-start-pid.js';
 import { addDays, ManualClock, todayIn } from '../../lib/clock.js';
@@ -263,10 +263,10 @@ describe('workers/main.ts startWorkers on real Redis', () => {
   });
 
   /**
-   * A worker of the supplier-import queue alone whose processor is the sandboxed test file `file`
-   * (next to this one), and that queue; the queue is closed after the test.
+   * A worker of the supplier-import queue alone with `registration` as its processor, and that
+   * queue; the queue is closed after the test.
    */
-  const sandboxedWorker = async (file: string, opts: { shutdownGraceMs?: number } = {}) => {
+  const supplierImportWorker = async (registration: QueueRegistration, opts: { shutdownGraceMs?: number } = {}) => {
     const prefix = uniquePrefix();
     const { logger, lines } = captureLogger();
     const h = await startWorkers({
@@ -276,12 +276,15 @@ describe('workers/main.ts startWorkers on real Redis', () => {
       logger,
       queues: ['supplier-import'],
       ...opts,
-      registry: { 'supplier-import': { processor: fileURLToPath(new URL(file, import.meta.url)) } },
+      registry: { 'supplier-import': registration },
     });
     const queues = createQueues(env.redisUrl, { prefix });
     closers.push(() => queues.close());
     return { h, lines, queue: queues.get('supplier-import') };
   };
+  /** supplierImportWorker with the sandboxed test file `file` (next to this one) as its processor. */
+  const sandboxedWorker = (file: string, opts: { shutdownGraceMs?: number } = {}) =>
+    supplierImportWorker({ processor: fileURLToPath(new URL(file, import.meta.url)) }, opts);
 
   it('names a running sandboxed job at shutdown and moves it back to its queue at the end of the grace period', async () => {
     const { h, lines, queue } = await sandboxedWorker('./sandboxed-hang.ts', { shutdownGraceMs: 3000 });
@@ -344,31 +347,17 @@ describe('workers/main.ts startWorkers on real Redis', () => {
   });
 
   it('close() waits for a failure hook still running, so a job that failed at the stop is recorded', async () => {
-    const prefix = uniquePrefix();
-    const { logger } = captureLogger();
     let recorded = false;
-    const h = await startWorkers({
-      redisUrl: env.redisUrl,
-      knex: env.knex,
-      prefix,
-      logger,
-      queues: ['supplier-import'],
-      registry: {
-        'supplier-import': {
-          processor: async () => {
-            throw new UnrecoverableError('a refused file');
-          },
-          // a hook that takes its time (the supplier import's writes the preview's row)
-          onFailed: async () => {
-            await new Promise((resolve) => setTimeout(resolve, 2000));
-            recorded = true;
-          },
-        },
+    const { h, queue } = await supplierImportWorker({
+      processor: async () => {
+        throw new UnrecoverableError('a refused file');
+      },
+      // a hook that takes its time (the supplier import's writes the preview's row)
+      onFailed: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        recorded = true;
       },
     });
-    const queues = createQueues(env.redisUrl, { prefix });
-    closers.push(() => queues.close());
-    const queue = queues.get('supplier-import');
     await queue.add('parse', {}, { jobId: 'fails-at-stop' });
     await waitFor('the job to fail', async () => (await queue.getJobState('fails-at-stop')) === 'failed');
     await h.close();
