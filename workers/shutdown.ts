@@ -9,7 +9,9 @@ import { ChildStartExitError } from './child-start.js';
 /**
  * The worker process's graceful shutdown (DESIGN.md §3, issue 7), split out of workers/main.ts:
  * the processor guard that tracks running jobs and moves a job stopped by the shutdown back to its
- * queue, the end-of-grace sweep, and a bounded Redis QUIT.
+ * queue, the same for a sandboxed job whose child the stop ended while it was starting
+ * (SandboxedWorker), the end-of-grace sweep, the wait for failure hooks still running, and a
+ * bounded Redis QUIT.
  */
 
 /** A job running in this process, as the processor guard saw it start. */
