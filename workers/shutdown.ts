@@ -20,6 +20,9 @@ export interface RunningJob {
   token: string | undefined;
 }
 
+/** The key of a running job in ShutdownState.running: `<queue>/<job id>` (bull-board's names). */
+export const runningKey = (queue: string, jobId: string | undefined): string => `${queue}/${jobId}`;
+
 /** Shared between close() and the processor guards of one startWorkers call. */
 export interface ShutdownState {
   /** True once close() fired the AbortSignals near the end of the grace period. */
@@ -36,7 +39,7 @@ export interface ShutdownState {
  */
 export function guard(queue: QueueName, processor: Processor, state: ShutdownState, logger: Logger): Processor {
   return async (job, token, signal) => {
-    const key = `${queue}/${job.id}`;
+    const key = runningKey(queue, job.id);
     state.running.set(key, { job, token });
     try {
       return await processor(job, token, signal);
@@ -112,7 +115,7 @@ export class SandboxedWorker extends Worker {
       return await super.callProcessJob(job, token, signal);
     } catch (err) {
       if (!(err instanceof ChildStartExitError) || !token || !(await this.stopping())) throw err;
-      this.shutdown.running.delete(`${this.name}/${job.id}`); // neither 'completed' nor 'failed' will forget it
+      this.shutdown.running.delete(runningKey(this.name, job.id)); // neither 'completed' nor 'failed' will forget it
       return backToQueue(this.name as QueueName, job, token, err, this.logger);
     }
   }
@@ -133,7 +136,7 @@ export class SandboxedWorker extends Worker {
  * leaving them locked until the stalled check of the next worker (lock duration, 30 s by default).
  */
 export function trackSandboxed(queue: QueueName, worker: BullWorker, state: ShutdownState): void {
-  const key = (job: Job | undefined) => `${queue}/${job?.id}`;
+  const key = (job: Job | undefined) => runningKey(queue, job?.id);
   worker.on('active', (job) => {
     state.running.set(key(job), { job, token: job.token });
   });
